@@ -1,0 +1,17 @@
+"""uno_mk_env: UNO Mario Kart for reinforcement learning.
+
+The rules engine (:class:`Game`, :class:`Rules`) is pure Python + numpy. The PettingZoo env
+``uno_mario_kart_v0`` and the Gymnasium wrapper live in submodules that import those libraries
+only when used.
+"""
+
+from . import actions, cards
+from .game import Game, IllegalActionError, PlayerView, StateError
+from .rules import OPTIONS, PRESETS, Rules, RulesError, preset
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Game", "IllegalActionError", "PlayerView", "StateError", "Rules", "RulesError", "OPTIONS",
+    "PRESETS", "preset", "actions", "cards", "__version__",
+]

@@ -1,0 +1,85 @@
+"""Action ids (DESIGN.md §3): 73 ids, the same for every player count.
+
+Declared as derived constants (as OpenSpiel's ``crazy_eights.h`` does) so nothing else hard-codes
+an offset.
+"""
+
+from __future__ import annotations
+
+from .cards import CODES, COLOUR_NAMES, NUM_COLOURS, NUM_KINDS
+
+PLAY_BASE = 0  #: ``PLAY(kind)`` = ``PLAY_BASE + kind``, kinds 0-53
+DRAW = PLAY_BASE + NUM_KINDS  # 54
+KEEP = DRAW + 1  # 55
+COLOUR_BASE = KEEP + 1  # 56: COLOUR(c) = COLOUR_BASE + c
+TARGET_BASE = COLOUR_BASE + NUM_COLOURS  # 60: TARGET(+k) = TARGET_BASE + k - 1
+MAX_OPPONENTS = 9
+CHALLENGE = TARGET_BASE + MAX_OPPONENTS  # 69
+ACCEPT = CHALLENGE + 1  # 70
+CALL_UNO = ACCEPT + 1  # 71
+CATCH_UNO = CALL_UNO + 1  # 72
+NUM_ACTIONS = CATCH_UNO + 1  # 73
+
+# Phases (DESIGN.md §3). ``ROUND_OVER`` is the terminal phase (no decider, empty mask).
+PLAY, PLAY_DRAWN, CHOOSE_COLOUR, CHOOSE_TARGET, CHALLENGE_PHASE, GAME_OVER = range(6)
+PHASE_NAMES: tuple[str, ...] = (
+    "play", "play_drawn", "choose_colour", "choose_target", "challenge", "game_over",
+)
+NUM_PHASES = 5  # decision phases; GAME_OVER is not a decision phase
+
+
+def play(kind: int) -> int:
+    """Action id of playing a card of ``kind``."""
+    return PLAY_BASE + kind
+
+
+def choose_colour(colour: int) -> int:
+    """Action id of naming ``colour`` (0-3: R, Y, G, B)."""
+    return COLOUR_BASE + colour
+
+
+def target(offset: int) -> int:
+    """Action id of aiming a Green Shell at the opponent ``offset`` seats clockwise (1-9)."""
+    return TARGET_BASE + offset - 1
+
+
+def _action_name(a: int) -> str:
+    if a < DRAW:
+        return f"PLAY({CODES[a - PLAY_BASE]})"
+    if a == DRAW:
+        return "DRAW"
+    if a == KEEP:
+        return "KEEP"
+    if a < TARGET_BASE:
+        return f"COLOUR({COLOUR_NAMES[a - COLOUR_BASE][0]})"
+    if a < CHALLENGE:
+        return f"TARGET(+{a - TARGET_BASE + 1})"
+    return {CHALLENGE: "CHALLENGE", ACCEPT: "ACCEPT", CALL_UNO: "CALL_UNO", CATCH_UNO: "CATCH_UNO"}[a]
+
+
+ACTION_NAMES: tuple[str, ...] = tuple(_action_name(a) for a in range(NUM_ACTIONS))
+
+
+def action_name(a: int) -> str:
+    """Human-readable name of an action id (``"PLAY(R7)"``, ``"TARGET(+2)"``...)."""
+    return ACTION_NAMES[a]
+
+
+#: Rows of the README action table: (id range, name, legal when). Single source for the docs.
+ACTION_TABLE: tuple[tuple[str, str, str], ...] = (
+    (f"{PLAY_BASE}–{DRAW - 1}", "`PLAY(kind)` (id = kind id)",
+     "`play`: any playable kind in hand; `play_drawn`: only the drawn card's kind"),
+    (f"{DRAW}", "`DRAW`", "`play`"),
+    (f"{KEEP}", "`KEEP` (keep the drawn card, end the turn)", "`play_drawn`"),
+    (f"{COLOUR_BASE}–{TARGET_BASE - 1}", "`COLOUR(R/Y/G/B)`",
+     "`choose_colour` (after W4, Bob-omb, start WB)"),
+    (f"{TARGET_BASE}–{CHALLENGE - 1}", "`TARGET(+1 … +9)`: the opponent that many seats clockwise",
+     "`choose_target` (Green Shell); only offsets < number of players"),
+    (f"{CHALLENGE}", "`CHALLENGE`", "`challenge` (the player hit by a W4)"),
+    (f"{ACCEPT}", "`ACCEPT` (take the 4 cards)", "`challenge`"),
+    (f"{CALL_UNO}", "`CALL_UNO`",
+     "`play` / `play_drawn` while holding exactly 2 cards, not yet called; does not end the turn"),
+    (f"{CATCH_UNO}", "`CATCH_UNO`",
+     "only with `uno_catch=\"next_player\"`: the first decision of the next other decider after "
+     "a player was left with one uncalled card; does not end the turn"),
+)

@@ -1,0 +1,1104 @@
+"""The rules engine: a mutable game state machine for UNO Mario Kart (RULES.md R1-R10).
+
+Design (see DESIGN.md §4 and STYLE.md):
+
+* State is plain ints and count vectors: ``hands[seat][kind]`` counts, piles as lists of kind ids,
+  the active colour a field of the game (never written onto a card).
+* One ``numpy.random.Generator`` per game; :meth:`Game.to_dict` stores its state, so a position
+  round-trips exactly.
+* Legal actions are computed once per decision and cached; :meth:`Game.legal_action_ids` is the
+  fast path, :meth:`Game.legal_actions` the bool mask of DESIGN.md §3.
+* Illegal input fails loudly (:class:`IllegalActionError`, :class:`StateError`); choosing an RL
+  penalty is the env layer's job.
+
+The engine imports neither gymnasium nor pettingzoo and never prints.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import actions as A
+from .cards import (
+    CODES,
+    COLOURS,
+    COPIES,
+    DECK,
+    DRAW_TWO,
+    ITEM_NAMES,
+    ITEM_OF,
+    NUM_CARDS,
+    NUM_KINDS,
+    POINTS,
+    REVERSE,
+    SKIP,
+    W4,
+    WB,
+    BANANA,
+    BOB_OMB,
+    GREEN_SHELL,
+    LIGHTNING,
+    MUSHROOM,
+)
+from .cards import colour as parse_colour
+from .cards import kind as parse_kind
+from .rules import Rules
+
+PLAY, PLAY_DRAWN, CHOOSE_COLOUR, CHOOSE_TARGET, CHALLENGE, GAME_OVER = (
+    A.PLAY, A.PLAY_DRAWN, A.CHOOSE_COLOUR, A.CHOOSE_TARGET, A.CHALLENGE_PHASE, A.GAME_OVER,
+)
+
+# Why the current ``choose_colour`` decision happens (decides what follows it).
+COLOUR_AFTER_W4, COLOUR_AFTER_BOB_OMB, COLOUR_AT_START, COLOUR_NO_FLIP = range(4)
+_COLOUR_CONTEXT_NAMES = ("w4", "bob_omb", "start", "no_flip")
+
+_NO_CARD = -1
+STATE_FORMAT = 1
+
+
+class IllegalActionError(ValueError):
+    """An action that is not legal in the current state; names the action, phase and legal ids."""
+
+
+class StateError(ValueError):
+    """A malformed state dict given to :meth:`Game.from_dict`; names the field and the problem."""
+
+
+# --------------------------------------------------------------------------------------------
+# Events. A tuple per event, first element the type. Cards are kind ids. Private payloads
+# (cards drawn, a revealed hand) are hidden from other seats by :func:`event_for`.
+# ("deal", round, dealer)                  ("start_card", kind)
+# ("play", seat, kind)                     ("draw", seat, (kinds...), reason)
+# ("keep", seat)                           ("colour", seat, colour)
+# ("flip", seat, kind)                     ("item", seat, item)
+# ("target", seat, target_seat)            ("skip", seat)
+# ("reverse", seat, new_direction)         ("accept", seat)
+# ("challenge", challenger, w4_player, w4_was_illegal)
+# ("reveal", w4_player, challenger, (kinds...))
+# ("uno", seat)                            ("catch", catcher, offender)
+# ("reshuffle", n_cards)                   ("stalemate",)
+# ("round_end", winner_or_None, points, (scores...))
+# --------------------------------------------------------------------------------------------
+
+DRAW_REASONS = (
+    "deal", "voluntary", "draw_two", "wild_draw_four", "challenge_failed", "challenge_won", "banana",
+    "green_shell", "lightning", "bob_omb", "uno_penalty",
+)
+
+
+@dataclass(frozen=True)
+class PlayerView:
+    """Everything one seat may know, and nothing else. Agents and the observation encoder see only
+    this. Card kinds are ids (``uno_mk_env.cards``); ``-1`` means "none".
+    """
+
+    seat: int
+    num_players: int
+    rules: Rules
+    phase: int
+    current_player: int
+    hand: tuple[int, ...]
+    top_card: int
+    active_colour: int
+    drawn_card: int
+    direction: int
+    hand_sizes: tuple[int, ...]
+    uno_called: tuple[bool, ...]
+    scores: tuple[int, ...]
+    draw_pile_size: int
+    discard_counts: tuple[int, ...]
+    w4_player: int
+    w4_prev_colour: int
+    revealed_hand: tuple[int, ...] | None
+    revealed_by: int
+    last_item: int
+    uno_catchable: int
+    dealer: int
+    round: int
+    legal_actions: tuple[int, ...]
+
+    @property
+    def is_decider(self) -> bool:
+        """True when this seat makes the current decision."""
+        return self.current_player == self.seat
+
+    def relative(self, seat: int) -> int:
+        """Seat offset clockwise from this view's seat (0 = me)."""
+        return (seat - self.seat) % self.num_players
+
+
+class Game:
+    """One game of UNO Mario Kart (one or several rounds, per ``rules.match``).
+
+    Args:
+        rules: the rule options (default ``Rules()``: 4 players).
+        seed: seed for the game's own ``numpy.random.Generator`` (or a Generator to own).
+
+    Attributes (read-only for users): ``current_player`` (the decider, ``-1`` when the game is
+    over), ``phase`` (int, see ``phase_name``), ``direction``, ``dealer``, ``scores``, ``winner``,
+    ``round_over`` (the last step ended a round), ``game_over``, ``events``.
+    """
+
+    __slots__ = (
+        "rules", "num_players", "rng", "hands", "sizes", "draw_pile", "discard", "colour",
+        "current_player", "direction", "phase", "dealer", "scores", "round", "drawn",
+        "uno_called", "uno_miss", "w4_player", "w4_prev_colour", "w4_illegal", "colour_context",
+        "reveal", "last_item", "idle_turns", "turn_player", "previous_turn_player",
+        "round_over", "game_over", "winner", "round_winner", "num_steps", "events", "_legal",
+        "_uno_on", "_catch_auto",
+    )
+
+    def __init__(self, rules: Rules | None = None, seed: int | np.random.Generator | None = None):
+        self._setup(rules if rules is not None else Rules(), seed)
+        self._deal(self.rng.integers(self.num_players).item())
+
+    # ---------------------------------------------------------------- construction helpers
+    def _setup(self, rules: Rules, seed: int | np.random.Generator | None) -> None:
+        if not isinstance(rules, Rules):
+            raise TypeError(f"rules must be a uno_mk_env.Rules, got {type(rules).__name__}")
+        self.rules = rules
+        n = self.num_players = rules.num_players
+        self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        self.scores = [0] * n
+        self.round = 0
+        self.round_over = False
+        self.game_over = False
+        self.winner: int | None = None
+        self.round_winner: int | None = None
+        self.num_steps = 0
+        self.events: list[tuple] = []
+        self._uno_on = rules.uno == "on"
+        self._catch_auto = rules.uno_catch == "auto"
+        self._reset_round_state()
+
+    def _reset_round_state(self) -> None:
+        n = self.num_players
+        self.hands = [[0] * NUM_KINDS for _ in range(n)]
+        self.sizes = [0] * n
+        self.draw_pile: list[int] = []
+        self.discard: list[int] = []
+        self.colour = 0
+        self.current_player = 0
+        self.direction = 1
+        self.phase = PLAY
+        self.drawn = _NO_CARD
+        self.uno_called = [False] * n
+        self.uno_miss = -1
+        self.w4_player = -1
+        self.w4_prev_colour = -1
+        self.w4_illegal = False
+        self.colour_context = -1
+        self.reveal: tuple[int, int, tuple[int, ...]] | None = None
+        self.last_item = -1
+        self.idle_turns = 0
+        self.turn_player = -1
+        self.previous_turn_player = -1
+        self._legal: tuple[int, ...] | None = None
+
+    def _deal(self, dealer: int) -> None:
+        """R3: shuffle, deal one at a time from the dealer's left, flip the start card."""
+        self._reset_round_state()
+        self.round += 1
+        self.dealer = dealer
+        n = self.num_players
+        self.events.append(("deal", self.round, dealer))
+        pile = list(DECK)
+        self.rng.shuffle(pile)
+        self.draw_pile = pile
+        hands = self.hands
+        for _ in range(self.rules.hand_size):
+            for j in range(1, n + 1):
+                hands[(dealer + j) % n][pile.pop()] += 1
+        self.sizes = [self.rules.hand_size] * n
+        for seat in range(n):
+            self.events.append(("draw", seat, _counts_to_kinds(hands[seat]), "deal"))
+        reflip = self.rules.start_action_cards == "reflip"
+        while True:
+            card = pile.pop()
+            if card == W4:  # R3.3: back into the pile, reshuffle, flip again
+                pile.append(card)
+                self.rng.shuffle(pile)
+                continue
+            self.discard.append(card)
+            self.events.append(("start_card", card))
+            if reflip and card < W4 and card % 13 >= SKIP and pile:
+                continue  # Czech text: ignore a coloured action card and flip another onto it
+            break
+        left = (dealer + 1) % n
+        if card == WB:  # R3.3: no item; a player names the colour, then left of dealer starts
+            chooser = dealer if self.rules.start_item_box_chooser == "dealer" else left
+            self.current_player = chooser
+            self.phase = CHOOSE_COLOUR
+            self.colour_context = COLOUR_AT_START
+            return
+        self.colour = card // 13
+        rank = card % 13
+        if reflip or rank < SKIP:
+            self._begin_turn(left)
+        elif rank == SKIP:
+            self.events.append(("skip", left))
+            self._begin_turn((dealer + 2) % n)
+        elif rank == REVERSE:
+            self.direction = -1
+            self._begin_turn(dealer)
+        else:  # DRAW_TWO
+            self._draw(left, 2, "draw_two")
+            self.events.append(("skip", left))
+            self._begin_turn((dealer + 2) % n)
+
+    # ---------------------------------------------------------------- properties
+    @property
+    def phase_name(self) -> str:
+        """The current phase as its DESIGN.md §3 name."""
+        return A.PHASE_NAMES[self.phase]
+
+    @property
+    def top_card(self) -> int:
+        """Kind id of the top card of the discard pile."""
+        return self.discard[-1]
+
+    @property
+    def active_colour(self) -> int:
+        """Colour index (0-3: R, Y, G, B) that must be matched."""
+        return self.colour
+
+    def hand(self, seat: int) -> list[int]:
+        """A copy of ``seat``'s hand as counts per kind."""
+        return list(self.hands[seat])
+
+    def hand_points(self, seat: int) -> int:
+        """Points of the cards in ``seat``'s hand (R10.2)."""
+        return sum(n * POINTS[k] for k, n in enumerate(self.hands[seat]) if n)
+
+    def next_seat(self, seat: int, steps: int = 1) -> int:
+        """The seat ``steps`` turns after ``seat`` in the current direction."""
+        return (seat + self.direction * steps) % self.num_players
+
+    # ---------------------------------------------------------------- legal actions
+    def legal_action_ids(self) -> tuple[int, ...]:
+        """Legal action ids, ascending (empty when the game is over). The fast path."""
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._compute_legal()
+        return legal
+
+    def legal_actions(self) -> np.ndarray:
+        """Bool mask of shape ``(73,)`` over action ids (DESIGN.md §3)."""
+        mask = np.zeros(A.NUM_ACTIONS, dtype=bool)
+        mask[list(self.legal_action_ids())] = True
+        return mask
+
+    def _compute_legal(self) -> tuple[int, ...]:
+        phase = self.phase
+        p = self.current_player
+        ids: list[int]
+        if phase == PLAY:
+            hand = self.hands[p]
+            c = self.colour
+            top = self.discard[-1]
+            base = 13 * c
+            if top < W4:
+                rank = top % 13
+                ids = []
+                for oc in range(4):
+                    if oc == c:
+                        ids.extend([k for k in range(base, base + 13) if hand[k]])
+                    elif hand[13 * oc + rank]:
+                        ids.append(13 * oc + rank)
+            else:
+                ids = [k for k in range(base, base + 13) if hand[k]]
+            if hand[W4] and (not self.rules.w4_strict or self._w4_is_legal(p)):
+                ids.append(W4)
+            if hand[WB]:
+                ids.append(WB)
+            ids.append(A.DRAW)
+            if self._uno_on and self.sizes[p] == 2 and not self.uno_called[p]:
+                ids.append(A.CALL_UNO)
+        elif phase == PLAY_DRAWN:
+            ids = [self.drawn, A.KEEP]
+            if self._uno_on and self.sizes[p] == 2 and not self.uno_called[p]:
+                ids.append(A.CALL_UNO)
+        elif phase == CHOOSE_COLOUR:
+            ids = [A.COLOUR_BASE, A.COLOUR_BASE + 1, A.COLOUR_BASE + 2, A.COLOUR_BASE + 3]
+        elif phase == CHOOSE_TARGET:
+            ids = list(range(A.TARGET_BASE, A.TARGET_BASE + self.num_players - 1))
+        elif phase == CHALLENGE:
+            ids = [A.CHALLENGE, A.ACCEPT]
+        else:
+            return ()
+        m = self.uno_miss
+        if m >= 0 and not self._catch_auto and m != p and self.sizes[m] == 1:
+            ids.append(A.CATCH_UNO)
+        return tuple(ids)
+
+    def _w4_is_legal(self, seat: int) -> bool:
+        """R6.1: no card of the active colour in hand (a held WB counts as a match by default)."""
+        hand = self.hands[seat]
+        base = 13 * self.colour
+        if any(hand[base:base + 13]):
+            return False
+        return not (self.rules.item_box_counts_for_w4 and hand[WB])
+
+    def _playable(self, card: int) -> bool:
+        """R4.1 for one card of the current player's hand."""
+        if card == WB:
+            return True
+        if card == W4:
+            return not self.rules.w4_strict or self._w4_is_legal(self.current_player)
+        top = self.discard[-1]
+        return card // 13 == self.colour or (top < W4 and card % 13 == top % 13)
+
+    # ---------------------------------------------------------------- step
+    def step(self, action: int) -> None:
+        """Applies the current decider's ``action`` (an id of DESIGN.md §3).
+
+        Raises:
+            IllegalActionError: if ``action`` is not legal now (nothing is changed).
+        """
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._compute_legal()
+        try:
+            action = operator.index(action)
+        except TypeError:
+            raise IllegalActionError(
+                f"action must be an int action id 0-{A.NUM_ACTIONS - 1}, got {action!r}"
+            ) from None
+        if action not in legal:
+            self._raise_illegal(action, legal)
+        self._legal = None
+        self.round_over = False
+        self.num_steps += 1
+        p = self.current_player
+        if self.uno_miss >= 0 and not self._catch_auto and p != self.uno_miss:
+            if action == A.CATCH_UNO:  # R8: caught; the catcher still decides
+                offender = self.uno_miss
+                self.uno_miss = -1
+                self.events.append(("catch", p, offender))
+                self._draw(offender, self.rules.uno_penalty, "uno_penalty")
+                return
+            self.uno_miss = -1  # the catch window closes with the next decider's first action
+        phase = self.phase
+        if phase == PLAY:
+            if action < A.DRAW:
+                self._play(p, action)
+            elif action == A.DRAW:
+                self._voluntary_draw(p)
+            else:
+                self._call_uno(p)
+        elif phase == PLAY_DRAWN:
+            if action < A.DRAW:
+                self._play(p, action)
+            elif action == A.KEEP:
+                self.events.append(("keep", p))
+                self._pass_turn(p)
+            else:
+                self._call_uno(p)
+        elif phase == CHOOSE_COLOUR:
+            self._choose_colour(p, action - A.COLOUR_BASE)
+        elif phase == CHOOSE_TARGET:
+            target = (p + action - A.TARGET_BASE + 1) % self.num_players
+            self.events.append(("target", p, target))
+            self._draw(target, 1, "green_shell")
+            self._after_item(p)
+        else:  # CHALLENGE
+            self._resolve_challenge(p, action == A.CHALLENGE)
+
+    def _raise_illegal(self, a: int, legal: tuple[int, ...]) -> None:
+        name = A.ACTION_NAMES[a] if 0 <= a < A.NUM_ACTIONS else f"out of range 0-{A.NUM_ACTIONS - 1}"
+        if self.game_over:
+            raise IllegalActionError(f"action {a} ({name}): the game is over, no action is legal")
+        raise IllegalActionError(
+            f"illegal action {a} ({name}) for player {self.current_player} in phase "
+            f"'{self.phase_name}'; legal: {list(legal)} "
+            f"({', '.join(A.ACTION_NAMES[x] for x in legal)})"
+        )
+
+    # ---------------------------------------------------------------- turn flow
+    def _begin_turn(self, seat: int) -> None:
+        """Starts ``seat``'s turn (a normal or an extra one)."""
+        m = self.uno_miss
+        if m >= 0 and self._catch_auto:  # R8: an uncalled UNO is caught when the next turn begins
+            self.uno_miss = -1
+            if self.sizes[m] == 1:
+                self.events.append(("catch", -1, m))
+                self._draw(m, self.rules.uno_penalty, "uno_penalty")
+        if seat != self.turn_player:
+            self.previous_turn_player = self.turn_player
+            self.turn_player = seat
+        if self.sizes[seat] != 1:
+            self.uno_called[seat] = False
+        self.current_player = seat
+        self.phase = PLAY
+        self.drawn = _NO_CARD
+
+    def _pass_turn(self, seat: int, skip: int = 0) -> None:
+        """Play passes on from ``seat``, skipping ``skip`` players."""
+        self._begin_turn((seat + self.direction * (1 + skip)) % self.num_players)
+
+    def _call_uno(self, p: int) -> None:
+        self.uno_called[p] = True
+        self.events.append(("uno", p))
+
+    def _voluntary_draw(self, p: int) -> None:
+        """R4.2: draw one; play it at once if playable (or keep it), else the turn ends."""
+        got = self._draw(p, 1, "voluntary")
+        if not got:  # R9: nothing to draw; the turn ends. N such turns in a row: stalemate.
+            self.idle_turns += 1
+            if self.idle_turns >= self.num_players:
+                self.events.append(("stalemate",))
+                self._end_round(self._stalemate_winner())
+                return
+            self._pass_turn(p)
+            return
+        card = got[0]
+        if self._playable(card):
+            self.phase = PLAY_DRAWN
+            self.drawn = card
+        else:
+            self._pass_turn(p)
+
+    def _play(self, p: int, card: int) -> None:
+        hand = self.hands[p]
+        hand[card] -= 1
+        self.sizes[p] -= 1
+        size = self.sizes[p]
+        self.idle_turns = 0
+        prev_colour = self.colour
+        self.discard.append(card)
+        self.events.append(("play", p, card))
+        if size == 1 and self._uno_on and not self.uno_called[p]:
+            self.uno_miss = p
+        out = size == 0
+        if card == W4:
+            if out:  # R6.4 / R10.1: always legal, no challenge, no colour; next draws 4
+                self._draw(self.next_seat(p), 4, "wild_draw_four")
+                self._end_round(p)
+                return
+            self.w4_player = p
+            self.w4_prev_colour = prev_colour
+            self.w4_illegal = not self._w4_is_legal(p)
+            self.phase = CHOOSE_COLOUR
+            self.colour_context = COLOUR_AFTER_W4
+            return
+        if card == WB:
+            self._item_box(p, out)
+            return
+        self.colour = card // 13
+        rank = card % 13
+        if rank < SKIP:
+            if out:
+                self._end_round(p)
+            else:
+                self._pass_turn(p)
+        elif rank == DRAW_TWO:
+            victim = self.next_seat(p)
+            self._draw(victim, 2, "draw_two")
+            if out:
+                self._end_round(p)
+            else:
+                self.events.append(("skip", victim))
+                self._pass_turn(p, 1)
+        elif out:
+            self._end_round(p)
+        elif rank == SKIP or (self.num_players == 2 and self.rules.two_player_reverse_skips):
+            self.events.append(("skip", self.next_seat(p)))
+            self._pass_turn(p, 1)
+        else:  # REVERSE
+            self.direction = -self.direction
+            self.events.append(("reverse", p, self.direction))
+            self._pass_turn(p)
+
+    def _choose_colour(self, p: int, colour: int) -> None:
+        self.colour = colour
+        self.events.append(("colour", p, colour))
+        ctx = self.colour_context
+        self.colour_context = -1
+        if ctx == COLOUR_AFTER_W4:
+            victim = self.next_seat(p)
+            if self.rules.w4_strict:
+                self._draw(victim, 4, "wild_draw_four")
+                self.events.append(("skip", victim))
+                self._pass_turn(p, 1)
+            else:
+                self.current_player = victim
+                self.phase = CHALLENGE
+        elif ctx == COLOUR_AT_START:
+            self._begin_turn((self.dealer + 1) % self.num_players)
+        elif self.sizes[p] == 0:  # a last-card WB whose Bob-omb drew nothing (R7.4 "full")
+            self._end_round(p)
+        else:  # Bob-omb or nothing to flip: play passes on
+            self._pass_turn(p)
+
+    def _resolve_challenge(self, victim: int, challenge: bool) -> None:
+        """R6.3: accept (draw 4, lose the turn) or challenge (hand shown to the challenger)."""
+        w4p = self.w4_player
+        if not challenge:
+            self.events.append(("accept", victim))
+            self._draw(victim, 4, "wild_draw_four")
+            self.events.append(("skip", victim))
+            self._pass_turn(victim)
+            return
+        illegal = self.w4_illegal
+        self.events.append(("challenge", victim, w4p, illegal))
+        shown = _counts_to_kinds(self.hands[w4p])
+        self.reveal = (w4p, victim, shown)
+        self.events.append(("reveal", w4p, victim, shown))
+        if illegal:
+            self._draw(w4p, 4, "challenge_won")
+            self._begin_turn(victim)
+        else:
+            self._draw(victim, 6, "challenge_failed")
+            self.events.append(("skip", victim))
+            self._pass_turn(victim)
+
+    def _item_box(self, p: int, out: bool) -> None:
+        """R7: flip the top of the draw pile and fire its item."""
+        if out and self.rules.last_item_box == "none":
+            self._end_round(p)
+            return
+        if not self.draw_pile:
+            self._refill()
+        if not self.draw_pile:
+            # R7.3 says this cannot happen at a real table (111 cards in hands); the engine
+            # still handles it: nothing flips, no item fires, the player names a colour.
+            if out:
+                self._end_round(p)
+                return
+            self.phase = CHOOSE_COLOUR
+            self.colour_context = COLOUR_NO_FLIP
+            return
+        flipped = self.draw_pile.pop()
+        self.discard.append(flipped)
+        self.events.append(("flip", p, flipped))
+        item = ITEM_OF[flipped]
+        self.last_item = item
+        self.events.append(("item", p, item))
+        if flipped < W4:
+            self.colour = flipped // 13
+        resolve_self = not out or self.rules.last_item_box == "full"
+        if item == MUSHROOM:
+            self._after_item(p, extra_turn=True)
+        elif item == BANANA:
+            if self.rules.banana_target == "previous_seat":
+                victim = self.next_seat(p, -1)
+            else:
+                victim = self.previous_turn_player if self.previous_turn_player >= 0 else (
+                    self.next_seat(p, -1))
+            self._draw(victim, 2, "banana")
+            self._after_item(p)
+        elif item == GREEN_SHELL:
+            self.phase = CHOOSE_TARGET
+        elif item == LIGHTNING:
+            n_draw = self.rules.lightning_draw
+            for i in range(1, self.num_players):
+                self._draw(self.next_seat(p, i), n_draw, "lightning")
+            self._after_item(p, extra_turn=True)
+        elif resolve_self:  # BOB_OMB: draw 2, then name the colour of the flipped wild
+            self._draw(p, 2, "bob_omb")
+            self.phase = CHOOSE_COLOUR
+            self.colour_context = COLOUR_AFTER_BOB_OMB
+        else:
+            self._end_round(p)
+
+    def _after_item(self, p: int, extra_turn: bool = False) -> None:
+        if self.sizes[p] == 0:  # R7.4: the player went out with the WB
+            self._end_round(p)
+        elif extra_turn:
+            self._begin_turn(p)
+        else:
+            self._pass_turn(p)
+
+    # ---------------------------------------------------------------- piles
+    def _refill(self) -> None:
+        """R9: shuffle the discard pile except its top card into a new draw pile."""
+        if len(self.discard) <= 1:
+            return
+        top = self.discard.pop()
+        pile = self.discard
+        self.rng.shuffle(pile)
+        self.draw_pile = pile
+        self.discard = [top]
+        self.events.append(("reshuffle", len(pile)))
+
+    def _draw(self, seat: int, n: int, reason: str) -> tuple[int, ...]:
+        """``seat`` draws up to ``n`` cards (fewer if both piles run out, R9)."""
+        pile = self.draw_pile
+        hand = self.hands[seat]
+        got = []
+        for _ in range(n):
+            if not pile:
+                self._refill()
+                pile = self.draw_pile
+                if not pile:
+                    break
+            card = pile.pop()
+            hand[card] += 1
+            got.append(card)
+        if got:
+            self.sizes[seat] += len(got)
+            self.uno_called[seat] = False
+            self.idle_turns = 0
+        result = tuple(got)
+        self.events.append(("draw", seat, result, reason))
+        return result
+
+    # ---------------------------------------------------------------- end of round / game
+    def _stalemate_winner(self) -> int | None:
+        if self.rules.stalemate == "no_score":
+            return None
+        values = [self.hand_points(s) for s in range(self.num_players)]
+        low = min(values)
+        return values.index(low) if values.count(low) == 1 else None
+
+    def _end_round(self, winner: int | None) -> None:
+        """R10: score the round, then end the game or deal the next round."""
+        points = 0
+        if winner is not None:
+            points = sum(self.hand_points(s) for s in range(self.num_players) if s != winner)
+            self.scores[winner] += points
+        self.round_winner = winner
+        self.round_over = True
+        self.events.append(("round_end", winner, points, tuple(self.scores)))
+        rules = self.rules
+        if rules.match == "single_round":
+            self._finish(winner)
+        elif rules.match == "target_score":
+            if winner is not None and self.scores[winner] >= rules.target_score:
+                self._finish(winner)
+            else:
+                self._deal((self.dealer + 1) % self.num_players)
+        elif self.round >= rules.rounds:  # fixed_rounds
+            best = max(self.scores)
+            self._finish(self.scores.index(best) if self.scores.count(best) == 1 else None)
+        else:
+            self._deal((self.dealer + 1) % self.num_players)
+
+    def _finish(self, winner: int | None) -> None:
+        self.game_over = True
+        self.winner = winner
+        self.phase = GAME_OVER
+        self.current_player = -1
+        self._legal = ()
+
+    # ---------------------------------------------------------------- views
+    def view(self, seat: int) -> PlayerView:
+        """What ``seat`` may know (DESIGN.md §5), as an immutable :class:`PlayerView`."""
+        if not 0 <= seat < self.num_players:
+            raise ValueError(f"seat {seat} out of range 0-{self.num_players - 1}")
+        discard_counts = [0] * NUM_KINDS
+        for k in self.discard:
+            discard_counts[k] += 1
+        decider = self.current_player == seat
+        reveal = self.reveal
+        revealed = None
+        if reveal is not None and reveal[1] == seat:
+            counts = [0] * NUM_KINDS
+            for k in reveal[2]:
+                counts[k] += 1
+            revealed = tuple(counts)
+        m = self.uno_miss
+        return PlayerView(
+            seat=seat,
+            num_players=self.num_players,
+            rules=self.rules,
+            phase=self.phase,
+            current_player=self.current_player,
+            hand=tuple(self.hands[seat]),
+            top_card=self.discard[-1] if self.discard else _NO_CARD,
+            active_colour=self.colour,
+            drawn_card=self.drawn if decider else _NO_CARD,
+            direction=self.direction,
+            hand_sizes=tuple(self.sizes),
+            uno_called=tuple(self.uno_called),
+            scores=tuple(self.scores),
+            draw_pile_size=len(self.draw_pile),
+            discard_counts=tuple(discard_counts),
+            w4_player=self.w4_player,
+            w4_prev_colour=self.w4_prev_colour,
+            revealed_hand=revealed,
+            revealed_by=reveal[0] if revealed is not None else -1,
+            last_item=self.last_item,
+            uno_catchable=m if (m >= 0 and not self._catch_auto and self.sizes[m] == 1) else -1,
+            dealer=self.dealer,
+            round=self.round,
+            legal_actions=self.legal_action_ids() if decider else (),
+        )
+
+    def events_for(self, seat: int | None) -> list[tuple]:
+        """The event log as ``seat`` may see it (``None``: the full, omniscient log)."""
+        if seat is None:
+            return list(self.events)
+        return [event_for(e, seat) for e in self.events]
+
+    def determinize(self, seat: int, rng: np.random.Generator) -> Game:
+        """A copy consistent with ``view(seat)`` whose hidden cards are resampled.
+
+        The cards ``seat`` cannot see (other hands and the draw pile) are pooled, shuffled and
+        dealt back with the same hand sizes; the copy gets a fresh generator drawn from ``rng``, so
+        it cannot know future shuffles either. If another seat is deciding whether to play a card
+        it just drew, that card is resampled among the pooled kinds that would be playable.
+        """
+        g = self.clone()
+        g.rng = np.random.default_rng(rng.integers(2**63))
+        others = [s for s in range(self.num_players) if s != seat]
+        pool = list(self.draw_pile)
+        for s in others:
+            pool.extend(_counts_to_kinds(self.hands[s]))
+        rng.shuffle(pool)
+        pinned = _NO_CARD
+        if g.phase == PLAY_DRAWN and g.current_player != seat:
+            candidates = [i for i, k in enumerate(pool) if g._playable(k)]
+            pinned = pool.pop(candidates[int(rng.integers(len(candidates)))])
+        for s in others:
+            hand = [0] * NUM_KINDS
+            need = self.sizes[s]
+            if s == g.current_player and pinned != _NO_CARD:
+                hand[pinned] += 1
+                g.drawn = pinned
+                need -= 1
+            for _ in range(need):
+                hand[pool.pop()] += 1
+            g.hands[s] = hand
+        g.draw_pile = pool
+        g._legal = None
+        return g
+
+    # ---------------------------------------------------------------- copy / serialise
+    def clone(self) -> Game:
+        """An independent deep copy (RNG included): stepping it never affects this game."""
+        g = Game.__new__(Game)
+        for name in Game.__slots__:
+            setattr(g, name, getattr(self, name))
+        g.rng = np.random.Generator(type(self.rng.bit_generator)())
+        g.rng.bit_generator.state = self.rng.bit_generator.state
+        g.hands = [h[:] for h in self.hands]
+        g.sizes = self.sizes[:]
+        g.draw_pile = self.draw_pile[:]
+        g.discard = self.discard[:]
+        g.scores = self.scores[:]
+        g.uno_called = self.uno_called[:]
+        g.events = self.events[:]
+        return g
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Game) and self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def to_dict(self, include_events: bool = False) -> dict[str, Any]:
+        """The full state as JSON-safe data (DESIGN.md §4); ``Game.from_dict`` inverts it."""
+        n = self.num_players
+        state = self.rng.bit_generator.state
+        d: dict[str, Any] = {
+            "format": STATE_FORMAT,
+            "rules": self.rules.to_dict(),
+            "hands": [_counts_to_codes(self.hands[s]) for s in range(n)],
+            "draw_pile": [CODES[k] for k in reversed(self.draw_pile)],
+            "discard_pile": [CODES[k] for k in self.discard],
+            "active_colour": COLOURS[self.colour],
+            "current_player": self.current_player if not self.game_over else None,
+            "direction": self.direction,
+            "phase": self.phase_name,
+            "dealer": self.dealer,
+            "scores": list(self.scores),
+            "round": self.round,
+            "drawn_card": CODES[self.drawn] if self.drawn != _NO_CARD else None,
+            "uno_called": list(self.uno_called),
+            "uno_miss": self.uno_miss if self.uno_miss >= 0 else None,
+            "w4": None if self.w4_player < 0 else {
+                "player": self.w4_player,
+                "previous_colour": COLOURS[self.w4_prev_colour],
+                "illegal": self.w4_illegal,
+            },
+            "colour_context": (
+                _COLOUR_CONTEXT_NAMES[self.colour_context] if self.colour_context >= 0 else None
+            ),
+            "reveal": None if self.reveal is None else {
+                "player": self.reveal[0], "to": self.reveal[1],
+                "hand": [CODES[k] for k in self.reveal[2]],
+            },
+            "last_item": ITEM_NAMES[self.last_item] if self.last_item >= 0 else None,
+            "idle_turns": self.idle_turns,
+            "turn_player": self.turn_player,
+            "previous_turn_player": self.previous_turn_player,
+            "round_over": self.round_over,
+            "game_over": self.game_over,
+            "winner": self.winner,
+            "round_winner": self.round_winner,
+            "num_steps": self.num_steps,
+            "rng": _jsonable_rng_state(state),
+        }
+        if include_events:
+            d["events"] = [event_to_dict(e) for e in self.events]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], seed: int | None = None) -> Game:
+        """Builds a game from a state dict: a full ``to_dict()`` or a minimal position.
+
+        Minimal positions need ``hands``, ``draw_pile``, ``discard_pile``, ``active_colour``,
+        ``current_player`` and ``direction`` (``rules`` defaults to ``{}``, with ``num_players``
+        taken from the number of hands when absent); everything else is filled as at the start of
+        a fresh turn. Without an ``rng`` entry the game's generator is seeded with ``seed``.
+
+        Raises:
+            StateError: naming the field and what is wrong (unknown card code, too many copies of
+                a card, wrong number of hands, bad phase, ...).
+        """
+        return _from_dict(cls, d, seed)
+
+
+# ------------------------------------------------------------------------------------ helpers
+def _counts_to_kinds(counts: Sequence[int]) -> tuple[int, ...]:
+    return tuple(k for k, c in enumerate(counts) for _ in range(c))
+
+
+def _counts_to_codes(counts: Sequence[int]) -> list[str]:
+    return [CODES[k] for k, c in enumerate(counts) for _ in range(c)]
+
+
+def _jsonable_rng_state(state: dict[str, Any]) -> dict[str, Any]:
+    """Bit-generator state with its big ints as strings (JSON readers other than Python's
+    lose precision on integers beyond 2**53)."""
+    out: dict[str, Any] = {}
+    for k, v in state.items():
+        if isinstance(v, dict):
+            out[k] = _jsonable_rng_state(v)
+        elif isinstance(v, int) and not isinstance(v, bool):
+            out[k] = str(v)
+        else:
+            out[k] = v
+    return out
+
+
+def _restore_rng_state(state: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in state.items():
+        if isinstance(v, dict):
+            out[k] = _restore_rng_state(v)
+        elif isinstance(v, str) and k != "bit_generator":
+            out[k] = int(v)
+        else:
+            out[k] = v
+    return out
+
+
+def event_for(event: tuple, seat: int) -> tuple:
+    """``event`` as ``seat`` may see it: other seats' drawn cards become ``None`` (the count stays
+    visible) and a revealed hand is shown only to its challenger."""
+    kind = event[0]
+    if kind == "draw" and event[1] != seat:
+        return ("draw", event[1], (None,) * len(event[2]), event[3])
+    if kind == "reveal" and event[2] != seat:
+        return ("reveal", event[1], event[2], None)
+    return event
+
+
+def event_to_dict(event: tuple) -> dict[str, Any]:
+    """A JSON-safe dict of an event (card kinds as codes, colours as letters, items by name)."""
+    kind = event[0]
+    if kind == "deal":
+        return {"type": kind, "round": event[1], "dealer": event[2]}
+    if kind == "start_card":
+        return {"type": kind, "card": CODES[event[1]]}
+    if kind in ("play", "flip"):
+        return {"type": kind, "player": event[1], "card": CODES[event[2]]}
+    if kind == "draw":
+        cards = [None if k is None else CODES[k] for k in event[2]]
+        return {"type": kind, "player": event[1], "count": len(cards), "cards": cards,
+                "reason": event[3]}
+    if kind == "colour":
+        return {"type": kind, "player": event[1], "colour": COLOURS[event[2]]}
+    if kind == "item":
+        return {"type": kind, "player": event[1], "item": ITEM_NAMES[event[2]]}
+    if kind == "target":
+        return {"type": kind, "player": event[1], "target": event[2]}
+    if kind == "reverse":
+        return {"type": kind, "player": event[1], "direction": event[2]}
+    if kind == "challenge":
+        return {"type": kind, "player": event[1], "w4_player": event[2],
+                "w4_was_illegal": event[3]}
+    if kind == "reveal":
+        hand = None if event[3] is None else [CODES[k] for k in event[3]]
+        return {"type": kind, "player": event[1], "to": event[2], "hand": hand}
+    if kind == "catch":
+        return {"type": kind, "player": None if event[1] < 0 else event[1], "offender": event[2]}
+    if kind == "reshuffle":
+        return {"type": kind, "count": event[1]}
+    if kind == "stalemate":
+        return {"type": kind}
+    if kind == "round_end":
+        return {"type": kind, "winner": event[1], "points": event[2], "scores": list(event[3])}
+    return {"type": kind, "player": event[1]}  # keep, skip, accept, uno
+
+
+def _parse_cards(d: Mapping[str, Any], field: str) -> list[int]:
+    value = d[field]
+    if not isinstance(value, list | tuple):
+        raise StateError(f"'{field}' must be a list of card codes, got {type(value).__name__}")
+    out = []
+    for i, c in enumerate(value):
+        try:
+            out.append(parse_kind(c))
+        except ValueError as e:
+            raise StateError(f"'{field}'[{i}]: {e}") from None
+    return out
+
+
+def _seat(d: Mapping[str, Any], field: str, n: int, allow_none: bool = False) -> int:
+    v = d[field]
+    if v is None and allow_none:
+        return -1
+    if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < n:
+        raise StateError(f"'{field}' must be a seat 0-{n - 1}, got {v!r}")
+    return v
+
+
+_REQUIRED = ("hands", "draw_pile", "discard_pile", "active_colour", "current_player", "direction")
+
+
+def _from_dict(cls: type[Game], d: Mapping[str, Any], seed: int | None) -> Game:
+    from .rules import RulesError
+
+    if not isinstance(d, Mapping):
+        raise StateError(f"state must be a mapping, got {type(d).__name__}")
+    missing = [f for f in _REQUIRED if f not in d]
+    if missing:
+        raise StateError(f"state is missing required field(s) {missing}; required: {_REQUIRED}")
+    hands_in = d["hands"]
+    if not isinstance(hands_in, list | tuple) or not all(isinstance(h, list | tuple)
+                                                          for h in hands_in):
+        raise StateError("'hands' must be a list with one list of card codes per seat")
+    rules_in = dict(d.get("rules") or {})
+    rules_in.setdefault("num_players", len(hands_in))
+    try:
+        rules = Rules(**rules_in)
+    except RulesError as e:
+        raise StateError(f"'rules': {e}") from None
+    n = rules.num_players
+    if len(hands_in) != n:
+        raise StateError(f"'hands' has {len(hands_in)} hands but rules.num_players is {n}")
+    g = cls.__new__(cls)
+    g._setup(rules, seed)
+    for s, h in enumerate(hands_in):
+        for i, c in enumerate(h):
+            try:
+                g.hands[s][parse_kind(c)] += 1
+            except ValueError as e:
+                raise StateError(f"'hands'[{s}][{i}]: {e}") from None
+        g.sizes[s] = len(h)
+    g.draw_pile = _parse_cards(d, "draw_pile")[::-1]
+    g.discard = _parse_cards(d, "discard_pile")
+    if not g.discard:
+        raise StateError("'discard_pile' must hold at least the top card")
+    total = [0] * NUM_KINDS
+    for h in g.hands:
+        for k in range(NUM_KINDS):
+            total[k] += h[k]
+    for k in g.draw_pile + g.discard:
+        total[k] += 1
+    too_many = [f"{CODES[k]} ×{total[k]} (deck has {COPIES[k]})"
+                for k in range(NUM_KINDS) if total[k] > COPIES[k]]
+    if too_many:
+        raise StateError(f"more copies than the {NUM_CARDS}-card deck holds: {', '.join(too_many)}")
+    try:
+        g.colour = parse_colour(d["active_colour"])
+    except ValueError as e:
+        raise StateError(f"'active_colour': {e}") from None
+    top = g.discard[-1]
+    if top < W4 and top // 13 != g.colour:
+        raise StateError(
+            f"'active_colour' {d['active_colour']!r} contradicts the top card {CODES[top]} "
+            "(a coloured top card sets the active colour)"
+        )
+    if d["direction"] not in (1, -1) or isinstance(d["direction"], bool):
+        raise StateError(f"'direction' must be 1 or -1, got {d['direction']!r}")
+    g.direction = d["direction"]
+    phase_name = d.get("phase", "play")
+    if phase_name not in A.PHASE_NAMES:
+        raise StateError(f"'phase' {phase_name!r} unknown; phases: {list(A.PHASE_NAMES)}")
+    g.phase = A.PHASE_NAMES.index(phase_name)
+    game_over = bool(d.get("game_over", False))
+    if (g.phase == GAME_OVER) != game_over:
+        raise StateError("'phase' is 'game_over' exactly when 'game_over' is true")
+    g.current_player = _seat(d, "current_player", n, allow_none=game_over)
+    g.dealer = _seat(d, "dealer", n) if "dealer" in d else (g.current_player - g.direction) % n
+    scores = d.get("scores", [0] * n)
+    if (not isinstance(scores, list | tuple) or len(scores) != n
+            or not all(isinstance(x, int) and x >= 0 for x in scores)):
+        raise StateError(f"'scores' must be {n} non-negative ints, got {scores!r}")
+    g.scores = list(scores)
+    g.round = int(d.get("round", 1))
+    uno_called = d.get("uno_called", [False] * n)
+    if not isinstance(uno_called, list | tuple) or len(uno_called) != n:
+        raise StateError(f"'uno_called' must be {n} booleans, got {uno_called!r}")
+    g.uno_called = [bool(x) for x in uno_called]
+    g.uno_miss = _seat(d, "uno_miss", n, allow_none=True) if "uno_miss" in d else -1
+    drawn = d.get("drawn_card")
+    if g.phase == PLAY_DRAWN:
+        if drawn is None:
+            raise StateError("phase 'play_drawn' needs 'drawn_card' (the card just drawn)")
+        try:
+            g.drawn = parse_kind(drawn)
+        except ValueError as e:
+            raise StateError(f"'drawn_card': {e}") from None
+        if not g.hands[g.current_player][g.drawn]:
+            raise StateError(f"'drawn_card' {drawn} is not in the current player's hand")
+        if not g._playable(g.drawn):
+            raise StateError(f"'drawn_card' {drawn} is not playable, so 'play_drawn' cannot be")
+    elif drawn is not None:
+        raise StateError("'drawn_card' is only allowed in phase 'play_drawn'")
+    w4 = d.get("w4")
+    if w4 is not None:
+        try:
+            g.w4_player = _seat(w4, "player", n)
+            g.w4_prev_colour = parse_colour(w4["previous_colour"])
+            g.w4_illegal = bool(w4["illegal"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise StateError(f"'w4' must be {{player, previous_colour, illegal}}: {e}") from None
+    if g.phase == CHALLENGE and w4 is None:
+        raise StateError("phase 'challenge' needs 'w4' {player, previous_colour, illegal}")
+    ctx = d.get("colour_context")
+    if g.phase == CHOOSE_COLOUR:
+        if ctx not in _COLOUR_CONTEXT_NAMES:
+            raise StateError(
+                f"phase 'choose_colour' needs 'colour_context' in {list(_COLOUR_CONTEXT_NAMES)}"
+            )
+        g.colour_context = _COLOUR_CONTEXT_NAMES.index(ctx)
+        if g.colour_context == COLOUR_AFTER_W4 and w4 is None:
+            raise StateError("'colour_context' 'w4' needs 'w4' {player, previous_colour, illegal}")
+    reveal = d.get("reveal")
+    if reveal is not None:
+        try:
+            g.reveal = (_seat(reveal, "player", n), _seat(reveal, "to", n),
+                        tuple(parse_kind(c) for c in reveal["hand"]))
+        except (KeyError, TypeError, ValueError) as e:
+            raise StateError(f"'reveal' must be {{player, to, hand}}: {e}") from None
+    last_item = d.get("last_item")
+    if last_item is not None:
+        if last_item not in ITEM_NAMES:
+            raise StateError(f"'last_item' {last_item!r} unknown; items: {list(ITEM_NAMES)}")
+        g.last_item = ITEM_NAMES.index(last_item)
+    g.idle_turns = int(d.get("idle_turns", 0))
+    g.turn_player = int(d.get("turn_player", g.current_player))
+    g.previous_turn_player = int(d.get("previous_turn_player", -1))
+    g.round_over = bool(d.get("round_over", False))
+    g.game_over = game_over
+    g.winner = d.get("winner")
+    g.round_winner = d.get("round_winner")
+    g.num_steps = int(d.get("num_steps", 0))
+    if g.game_over:
+        g.current_player = -1
+        g._legal = ()
+    if "rng" in d:
+        try:
+            g.rng.bit_generator.state = _restore_rng_state(d["rng"])
+        except (TypeError, ValueError, KeyError) as e:
+            raise StateError(f"'rng': not a valid bit-generator state ({e})") from None
+    return g
