@@ -17,6 +17,8 @@ The engine imports neither gymnasium nor pettingzoo and never prints.
 from __future__ import annotations
 
 import operator
+from itertools import compress
+from operator import itemgetter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -59,6 +61,21 @@ _COLOUR_CONTEXT_NAMES = ("w4", "bob_omb", "start", "no_flip")
 
 _NO_CARD = -1
 STATE_FORMAT = 1
+
+
+def _candidate_kinds(colour: int, rank: int) -> tuple[int, ...]:
+    """Kinds that may be playable on a top card of ``rank`` (13: a wild) with ``colour`` active,
+    ascending: the colour's 13 kinds, the same rank in the other colours, W4, WB (R4.1)."""
+    same_rank = [13 * c + rank for c in range(4) if c != colour] if rank < 13 else []
+    return tuple(sorted([*range(13 * colour, 13 * colour + 13), *same_rank, W4, WB]))
+
+
+# _CANDIDATES[colour][rank or 13] = (kinds, itemgetter of their counts): the play-phase legal
+# moves are the candidates held, computed in C by itertools.compress.
+_CANDIDATES = tuple(
+    tuple((k, itemgetter(*k)) for k in (_candidate_kinds(c, r) for r in range(14)))
+    for c in range(4)
+)
 
 
 class IllegalActionError(ValueError):
@@ -120,6 +137,10 @@ class PlayerView:
     uno_catchable: int
     dealer: int
     round: int
+    colour_context: int
+    idle_turns: int
+    turn_player: int
+    previous_turn_player: int
     legal_actions: tuple[int, ...]
 
     @property
@@ -150,7 +171,7 @@ class Game:
         "uno_called", "uno_miss", "w4_player", "w4_prev_colour", "w4_illegal", "colour_context",
         "reveal", "last_item", "idle_turns", "turn_player", "previous_turn_player",
         "round_over", "game_over", "winner", "round_winner", "num_steps", "events", "_legal",
-        "_uno_on", "_catch_auto",
+        "_uno_on", "_catch_auto", "_w4_strict",
     )
 
     def __init__(self, rules: Rules | None = None, seed: int | np.random.Generator | None = None):
@@ -174,6 +195,7 @@ class Game:
         self.events: list[tuple] = []
         self._uno_on = rules.uno == "on"
         self._catch_auto = rules.uno_catch == "auto"
+        self._w4_strict = rules.w4_strict
         self._reset_round_state()
 
     def _reset_round_state(self) -> None:
@@ -299,23 +321,12 @@ class Game:
         ids: list[int]
         if phase == PLAY:
             hand = self.hands[p]
-            c = self.colour
             top = self.discard[-1]
-            base = 13 * c
-            if top < W4:
-                rank = top % 13
-                ids = []
-                for oc in range(4):
-                    if oc == c:
-                        ids.extend([k for k in range(base, base + 13) if hand[k]])
-                    elif hand[13 * oc + rank]:
-                        ids.append(13 * oc + rank)
-            else:
-                ids = [k for k in range(base, base + 13) if hand[k]]
-            if hand[W4] and (not self.rules.w4_strict or self._w4_is_legal(p)):
-                ids.append(W4)
-            if hand[WB]:
-                ids.append(WB)
+            # R4.1: the active colour's kinds, the top card's rank in other colours, both wilds.
+            cands, getter = _CANDIDATES[self.colour][top % 13 if top < W4 else 13]
+            ids = list(compress(cands, getter(hand)))
+            if self._w4_strict and hand[W4] and not self._w4_is_legal(p):
+                ids.remove(W4)
             ids.append(A.DRAW)
             if self._uno_on and self.sizes[p] == 2 and not self.uno_called[p]:
                 ids.append(A.CALL_UNO)
@@ -338,8 +349,11 @@ class Game:
 
     def _w4_is_legal(self, seat: int) -> bool:
         """R6.1: no card of the active colour in hand (a held WB counts as a match by default)."""
+        return self._w4_is_legal_for(seat, self.colour)
+
+    def _w4_is_legal_for(self, seat: int, colour: int) -> bool:
         hand = self.hands[seat]
-        base = 13 * self.colour
+        base = 13 * colour
         if any(hand[base:base + 13]):
             return False
         return not (self.rules.item_box_counts_for_w4 and hand[WB])
@@ -466,6 +480,7 @@ class Game:
     def _play(self, p: int, card: int) -> None:
         hand = self.hands[p]
         hand[card] -= 1
+        self.drawn = _NO_CARD
         self.sizes[p] -= 1
         size = self.sizes[p]
         self.idle_turns = 0
@@ -727,6 +742,10 @@ class Game:
             uno_catchable=m if (m >= 0 and not self._catch_auto and self.sizes[m] == 1) else -1,
             dealer=self.dealer,
             round=self.round,
+            colour_context=self.colour_context,
+            idle_turns=self.idle_turns,
+            turn_player=self.turn_player,
+            previous_turn_player=self.previous_turn_player,
             legal_actions=self.legal_action_ids() if decider else (),
         )
 
@@ -737,36 +756,80 @@ class Game:
         return [event_for(e, seat) for e in self.events]
 
     def determinize(self, seat: int, rng: np.random.Generator) -> Game:
-        """A copy consistent with ``view(seat)`` whose hidden cards are resampled.
+        """A game consistent with ``view(seat)`` whose hidden cards are resampled.
 
-        The cards ``seat`` cannot see (other hands and the draw pile) are pooled, shuffled and
-        dealt back with the same hand sizes; the copy gets a fresh generator drawn from ``rng``, so
-        it cannot know future shuffles either. If another seat is deciding whether to play a card
-        it just drew, that card is resampled among the pooled kinds that would be playable.
+        Built from the view alone (:meth:`from_view`), so it cannot carry hidden information.
         """
-        g = self.clone()
-        g.rng = np.random.default_rng(rng.integers(2**63))
-        others = [s for s in range(self.num_players) if s != seat]
-        pool = list(self.draw_pile)
-        for s in others:
-            pool.extend(_counts_to_kinds(self.hands[s]))
-        rng.shuffle(pool)
-        pinned = _NO_CARD
-        if g.phase == PLAY_DRAWN and g.current_player != seat:
-            candidates = [i for i, k in enumerate(pool) if g._playable(k)]
-            pinned = pool.pop(candidates[int(rng.integers(len(candidates)))])
-        for s in others:
-            hand = [0] * NUM_KINDS
-            need = self.sizes[s]
-            if s == g.current_player and pinned != _NO_CARD:
-                hand[pinned] += 1
-                g.drawn = pinned
-                need -= 1
+        return Game.from_view(self.view(seat), rng)
+
+    @classmethod
+    def from_view(cls, view: PlayerView, rng: np.random.Generator) -> Game:
+        """A full game sampled uniformly among those consistent with ``view``.
+
+        The cards the seat cannot see (deck minus its hand minus the discard pile) are shuffled
+        and dealt to the other hands (same sizes) and the draw pile (same size); the game gets a
+        fresh generator drawn from ``rng``, so it cannot know future shuffles either. The discard
+        pile keeps its top card (its order below is not public and never matters: it is shuffled
+        when reused, R9). Knowledge the view holds only as history (a hand revealed by an earlier
+        challenge) is kept as history but does not constrain the sample. If another seat is deciding whether to play a card it just drew,
+        that card is sampled among the unseen kinds that are playable. The hidden W4 legality of a
+        pending challenge is recomputed from the sampled hand of the W4 player.
+        """
+        g = cls.__new__(cls)
+        g._setup(view.rules, int(rng.integers(2**63)))
+        seat = view.seat
+        n = view.num_players
+        unseen = list(COPIES)
+        for k in range(NUM_KINDS):
+            unseen[k] -= view.hand[k] + view.discard_counts[k]
+        pool = _counts_to_kinds(unseen)
+        pool = [pool[i] for i in rng.permutation(len(pool))]
+        g.colour = view.active_colour
+        g.current_player = view.current_player
+        g.direction = view.direction
+        g.phase = view.phase
+        g.dealer = view.dealer
+        g.scores = list(view.scores)
+        g.round = view.round
+        g.uno_called = list(view.uno_called)
+        g.uno_miss = view.uno_catchable
+        g.w4_player = view.w4_player
+        g.w4_prev_colour = view.w4_prev_colour
+        g.colour_context = view.colour_context
+        g.last_item = view.last_item
+        g.idle_turns = view.idle_turns
+        g.turn_player = view.turn_player
+        g.previous_turn_player = view.previous_turn_player
+        g.game_over = view.phase == GAME_OVER
+        top = view.top_card
+        below = [k for k in range(NUM_KINDS) for _ in range(view.discard_counts[k] - (k == top))]
+        g.discard = below + [top]
+        g.hands[seat] = list(view.hand)
+        g.sizes = list(view.hand_sizes)
+        if view.revealed_hand is not None:
+            g.reveal = (view.revealed_by, seat, _counts_to_kinds(view.revealed_hand))
+        decider = view.current_player
+        if view.phase == PLAY_DRAWN:
+            if decider == seat:
+                g.drawn = view.drawn_card
+            else:
+                g.hands[decider] = [0] * NUM_KINDS  # _playable reads the decider's hand
+                playable = [i for i, k in enumerate(pool) if k >= W4 or g._playable(k)]
+                g.drawn = pool.pop(playable[int(rng.integers(len(playable)))])
+                g.hands[decider][g.drawn] += 1
+        for s in range(n):
+            if s == seat:
+                continue
+            need = view.hand_sizes[s] - sum(g.hands[s]) if s == decider else view.hand_sizes[s]
+            hand = g.hands[s]
             for _ in range(need):
                 hand[pool.pop()] += 1
-            g.hands[s] = hand
-        g.draw_pile = pool
-        g._legal = None
+        g.draw_pile = pool[:view.draw_pile_size]
+        if view.phase == CHALLENGE or view.colour_context == COLOUR_AFTER_W4:
+            g.w4_illegal = not g._w4_is_legal_for(view.w4_player, view.w4_prev_colour)
+        if g.game_over:
+            g.current_player = -1
+            g._legal = ()
         return g
 
     # ---------------------------------------------------------------- copy / serialise
