@@ -20,8 +20,7 @@ import operator
 from itertools import compress
 from operator import itemgetter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -108,10 +107,19 @@ DRAW_REASONS = (
 )
 
 
-@dataclass(frozen=True)
-class PlayerView:
+class PlayerView(NamedTuple):
     """Everything one seat may know, and nothing else. Agents and the observation encoder see only
-    this. Card kinds are ids (``uno_mk_env.cards``); ``-1`` means "none".
+    this. Card kinds are ids (``uno_mk_env.cards``); ``-1`` means "none". Counts per kind are
+    tuples of 54 ints; per-seat fields are tuples indexed by absolute seat.
+
+    Fields: ``phase`` (int, ``uno_mk_env.actions.PHASE_NAMES``), ``drawn_card`` (only when this
+    seat is deciding in ``play_drawn``), ``w4_player``/``w4_prev_colour`` (the round's latest W4),
+    ``revealed_hand``/``revealed_by`` (the W4 player's hand shown to this seat by its challenge),
+    ``last_item`` (``uno_mk_env.cards.ITEM_NAMES`` index), ``uno_catchable`` (a seat whose missed
+    UNO may be caught now, ``uno_catch="next_player"`` only), ``colour_context`` (why a colour is
+    being chosen: 0 W4, 1 Bob-omb, 2 start card, 3 nothing to flip), ``idle_turns`` (R9 stalemate
+    count), ``turn_player``/``previous_turn_player`` (whose turn it is / was before),
+    ``legal_actions`` (ids, only for the decider).
     """
 
     seat: int
@@ -166,7 +174,8 @@ class Game:
     """
 
     __slots__ = (
-        "rules", "num_players", "rng", "hands", "sizes", "draw_pile", "discard", "colour",
+        "rules", "num_players", "rng", "hands", "sizes", "draw_pile", "discard", "discard_counts",
+        "colour",
         "current_player", "direction", "phase", "dealer", "scores", "round", "drawn",
         "uno_called", "uno_miss", "w4_player", "w4_prev_colour", "w4_illegal", "colour_context",
         "reveal", "last_item", "idle_turns", "turn_player", "previous_turn_player",
@@ -204,6 +213,7 @@ class Game:
         self.sizes = [0] * n
         self.draw_pile: list[int] = []
         self.discard: list[int] = []
+        self.discard_counts = [0] * NUM_KINDS
         self.colour = 0
         self.current_player = 0
         self.direction = 1
@@ -247,6 +257,7 @@ class Game:
                 self.rng.shuffle(pile)
                 continue
             self.discard.append(card)
+            self.discard_counts[card] += 1
             self.events.append(("start_card", card))
             if reflip and card < W4 and card % 13 >= SKIP and pile:
                 continue  # Czech text: ignore a coloured action card and flip another onto it
@@ -486,6 +497,7 @@ class Game:
         self.idle_turns = 0
         prev_colour = self.colour
         self.discard.append(card)
+        self.discard_counts[card] += 1
         self.events.append(("play", p, card))
         if size == 1 and self._uno_on and not self.uno_called[p]:
             self.uno_miss = p
@@ -590,6 +602,7 @@ class Game:
             return
         flipped = self.draw_pile.pop()
         self.discard.append(flipped)
+        self.discard_counts[flipped] += 1
         self.events.append(("flip", p, flipped))
         item = ITEM_OF[flipped]
         self.last_item = item
@@ -639,6 +652,8 @@ class Game:
         self.rng.shuffle(pile)
         self.draw_pile = pile
         self.discard = [top]
+        counts = self.discard_counts = [0] * NUM_KINDS
+        counts[top] = 1
         self.events.append(("reshuffle", len(pile)))
 
     def _draw(self, seat: int, n: int, reason: str) -> tuple[int, ...]:
@@ -706,9 +721,6 @@ class Game:
         """What ``seat`` may know (DESIGN.md §5), as an immutable :class:`PlayerView`."""
         if not 0 <= seat < self.num_players:
             raise ValueError(f"seat {seat} out of range 0-{self.num_players - 1}")
-        discard_counts = [0] * NUM_KINDS
-        for k in self.discard:
-            discard_counts[k] += 1
         decider = self.current_player == seat
         reveal = self.reveal
         revealed = None
@@ -733,7 +745,7 @@ class Game:
             uno_called=tuple(self.uno_called),
             scores=tuple(self.scores),
             draw_pile_size=len(self.draw_pile),
-            discard_counts=tuple(discard_counts),
+            discard_counts=tuple(self.discard_counts),
             w4_player=self.w4_player,
             w4_prev_colour=self.w4_prev_colour,
             revealed_hand=revealed,
@@ -804,6 +816,7 @@ class Game:
         top = view.top_card
         below = [k for k in range(NUM_KINDS) for _ in range(view.discard_counts[k] - (k == top))]
         g.discard = below + [top]
+        g.discard_counts = list(view.discard_counts)
         g.hands[seat] = list(view.hand)
         g.sizes = list(view.hand_sizes)
         if view.revealed_hand is not None:
@@ -844,6 +857,7 @@ class Game:
         g.sizes = self.sizes[:]
         g.draw_pile = self.draw_pile[:]
         g.discard = self.discard[:]
+        g.discard_counts = self.discard_counts[:]
         g.scores = self.scores[:]
         g.uno_called = self.uno_called[:]
         g.events = self.events[:]
@@ -1060,6 +1074,8 @@ def _from_dict(cls: type[Game], d: Mapping[str, Any], seed: int | None) -> Game:
     g.discard = _parse_cards(d, "discard_pile")
     if not g.discard:
         raise StateError("'discard_pile' must hold at least the top card")
+    for k in g.discard:
+        g.discard_counts[k] += 1
     total = [0] * NUM_KINDS
     for h in g.hands:
         for k in range(NUM_KINDS):
