@@ -17,8 +17,6 @@ The engine imports neither gymnasium nor pettingzoo and never prints.
 from __future__ import annotations
 
 import operator
-from itertools import compress
-from operator import itemgetter
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -26,13 +24,17 @@ import numpy as np
 
 from . import actions as A
 from .cards import (
+    BANANA,
     CODES,
     COLOURS,
     COPIES,
     DECK,
     DRAW_TWO,
+    GREEN_SHELL,
     ITEM_NAMES,
     ITEM_OF,
+    LIGHTNING,
+    MUSHROOM,
     NUM_CARDS,
     NUM_KINDS,
     POINTS,
@@ -40,11 +42,6 @@ from .cards import (
     SKIP,
     W4,
     WB,
-    BANANA,
-    BOB_OMB,
-    GREEN_SHELL,
-    LIGHTNING,
-    MUSHROOM,
 )
 from .cards import colour as parse_colour
 from .cards import kind as parse_kind
@@ -62,6 +59,18 @@ _NO_CARD = -1
 STATE_FORMAT = 1
 
 
+def _as_action_id(action: Any) -> int:
+    """Accepts any integer type (numpy ints too) but not bools, floats or strings."""
+    if not isinstance(action, bool):
+        try:
+            return operator.index(action)
+        except TypeError:
+            pass
+    raise IllegalActionError(
+        f"action must be an int action id 0-{A.NUM_ACTIONS - 1}, got {action!r}"
+    )
+
+
 def _candidate_kinds(colour: int, rank: int) -> tuple[int, ...]:
     """Kinds that may be playable on a top card of ``rank`` (13: a wild) with ``colour`` active,
     ascending: the colour's 13 kinds, the same rank in the other colours, W4, WB (R4.1)."""
@@ -69,12 +78,26 @@ def _candidate_kinds(colour: int, rank: int) -> tuple[int, ...]:
     return tuple(sorted([*range(13 * colour, 13 * colour + 13), *same_rank, W4, WB]))
 
 
-# _CANDIDATES[colour][rank or 13] = (kinds, itemgetter of their counts): the play-phase legal
-# moves are the candidates held, computed in C by itertools.compress.
+# _CANDIDATES[colour][rank or 13]: bitmask of the kinds that may be played; the play-phase legal
+# moves are the set bits of ``held & candidates``.
 _CANDIDATES = tuple(
-    tuple((k, itemgetter(*k)) for k in (_candidate_kinds(c, r) for r in range(14)))
-    for c in range(4)
+    tuple(sum(1 << k for k in _candidate_kinds(c, r)) for r in range(14)) for c in range(4)
 )
+
+_COLOUR_ACTIONS = tuple(range(A.COLOUR_BASE, A.COLOUR_BASE + 4))
+_CHALLENGE_ACTIONS = (A.CHALLENGE, A.ACCEPT)
+_W4_BIT = 1 << W4
+_WB_BIT = 1 << WB
+_COLOUR_MASKS = tuple(sum(1 << k for k in range(13 * c, 13 * c + 13)) for c in range(4))
+
+
+def _held_mask(counts: Sequence[int]) -> int:
+    """Bit ``k`` set iff the hand holds kind ``k`` (kept beside the counts for fast legality)."""
+    return sum(1 << k for k, c in enumerate(counts) if c)
+
+
+#: Green Shell targets TARGET(+1 .. +N-1) by player count N.
+_TARGET_ACTIONS = {n: tuple(range(A.TARGET_BASE, A.TARGET_BASE + n - 1)) for n in range(2, 11)}
 
 
 class IllegalActionError(ValueError):
@@ -102,8 +125,8 @@ class StateError(ValueError):
 # --------------------------------------------------------------------------------------------
 
 DRAW_REASONS = (
-    "deal", "voluntary", "draw_two", "wild_draw_four", "challenge_failed", "challenge_won", "banana",
-    "green_shell", "lightning", "bob_omb", "uno_penalty",
+    "deal", "voluntary", "draw_two", "wild_draw_four", "challenge_failed", "challenge_won",
+    "banana", "green_shell", "lightning", "bob_omb", "uno_penalty",
 )
 
 
@@ -174,8 +197,8 @@ class Game:
     """
 
     __slots__ = (
-        "rules", "num_players", "rng", "hands", "sizes", "draw_pile", "discard", "discard_counts",
-        "colour",
+        "rules", "num_players", "rng", "hands", "held", "sizes", "draw_pile", "discard",
+        "discard_counts", "colour",
         "current_player", "direction", "phase", "dealer", "scores", "round", "drawn",
         "uno_called", "uno_miss", "w4_player", "w4_prev_colour", "w4_illegal", "colour_context",
         "reveal", "last_item", "idle_turns", "turn_player", "previous_turn_player",
@@ -210,6 +233,7 @@ class Game:
     def _reset_round_state(self) -> None:
         n = self.num_players
         self.hands = [[0] * NUM_KINDS for _ in range(n)]
+        self.held = [0] * n
         self.sizes = [0] * n
         self.draw_pile: list[int] = []
         self.discard: list[int] = []
@@ -247,6 +271,7 @@ class Game:
             for j in range(1, n + 1):
                 hands[(dealer + j) % n][pile.pop()] += 1
         self.sizes = [self.rules.hand_size] * n
+        self.held = [_held_mask(h) for h in hands]
         for seat in range(n):
             self.events.append(("draw", seat, _counts_to_kinds(hands[seat]), "deal"))
         reflip = self.rules.start_action_cards == "reflip"
@@ -329,45 +354,48 @@ class Game:
     def _compute_legal(self) -> tuple[int, ...]:
         phase = self.phase
         p = self.current_player
-        ids: list[int]
+        ids: tuple[int, ...]
         if phase == PLAY:
-            hand = self.hands[p]
             top = self.discard[-1]
             # R4.1: the active colour's kinds, the top card's rank in other colours, both wilds.
-            cands, getter = _CANDIDATES[self.colour][top % 13 if top < W4 else 13]
-            ids = list(compress(cands, getter(hand)))
-            if self._w4_strict and hand[W4] and not self._w4_is_legal(p):
-                ids.remove(W4)
-            ids.append(A.DRAW)
-            if self._uno_on and self.sizes[p] == 2 and not self.uno_called[p]:
-                ids.append(A.CALL_UNO)
+            held = self.held[p] & _CANDIDATES[self.colour][top % 13 if top < W4 else 13]
+            if self._w4_strict and held & _W4_BIT and not self._w4_is_legal(p):
+                held ^= _W4_BIT
+            ids_list = []
+            while held:  # the set bits, ascending
+                low = held & -held
+                ids_list.append(low.bit_length() - 1)
+                held ^= low
+            ids_list.append(A.DRAW)
+            if self.sizes[p] == 2 and self._uno_on and not self.uno_called[p]:
+                ids_list.append(A.CALL_UNO)
+            ids = tuple(ids_list)
         elif phase == PLAY_DRAWN:
-            ids = [self.drawn, A.KEEP]
-            if self._uno_on and self.sizes[p] == 2 and not self.uno_called[p]:
-                ids.append(A.CALL_UNO)
+            ids = (self.drawn, A.KEEP)
+            if self.sizes[p] == 2 and self._uno_on and not self.uno_called[p]:
+                ids += (A.CALL_UNO,)
         elif phase == CHOOSE_COLOUR:
-            ids = [A.COLOUR_BASE, A.COLOUR_BASE + 1, A.COLOUR_BASE + 2, A.COLOUR_BASE + 3]
+            ids = _COLOUR_ACTIONS
         elif phase == CHOOSE_TARGET:
-            ids = list(range(A.TARGET_BASE, A.TARGET_BASE + self.num_players - 1))
+            ids = _TARGET_ACTIONS[self.num_players]
         elif phase == CHALLENGE:
-            ids = [A.CHALLENGE, A.ACCEPT]
+            ids = _CHALLENGE_ACTIONS
         else:
             return ()
         m = self.uno_miss
         if m >= 0 and not self._catch_auto and m != p and self.sizes[m] == 1:
-            ids.append(A.CATCH_UNO)
-        return tuple(ids)
+            ids += (A.CATCH_UNO,)
+        return ids
 
     def _w4_is_legal(self, seat: int) -> bool:
         """R6.1: no card of the active colour in hand (a held WB counts as a match by default)."""
         return self._w4_is_legal_for(seat, self.colour)
 
     def _w4_is_legal_for(self, seat: int, colour: int) -> bool:
-        hand = self.hands[seat]
-        base = 13 * colour
-        if any(hand[base:base + 13]):
+        held = self.held[seat]
+        if held & _COLOUR_MASKS[colour]:
             return False
-        return not (self.rules.item_box_counts_for_w4 and hand[WB])
+        return not (self.rules.item_box_counts_for_w4 and held & _WB_BIT)
 
     def _playable(self, card: int) -> bool:
         """R4.1 for one card of the current player's hand."""
@@ -388,12 +416,8 @@ class Game:
         legal = self._legal
         if legal is None:
             legal = self._legal = self._compute_legal()
-        try:
-            action = operator.index(action)
-        except TypeError:
-            raise IllegalActionError(
-                f"action must be an int action id 0-{A.NUM_ACTIONS - 1}, got {action!r}"
-            ) from None
+        if action.__class__ is not int:
+            action = _as_action_id(action)
         if action not in legal:
             self._raise_illegal(action, legal)
         self._legal = None
@@ -421,7 +445,7 @@ class Game:
                 self._play(p, action)
             elif action == A.KEEP:
                 self.events.append(("keep", p))
-                self._pass_turn(p)
+                self._begin_turn((p + self.direction) % self.num_players)
             else:
                 self._call_uno(p)
         elif phase == CHOOSE_COLOUR:
@@ -435,7 +459,7 @@ class Game:
             self._resolve_challenge(p, action == A.CHALLENGE)
 
     def _raise_illegal(self, a: int, legal: tuple[int, ...]) -> None:
-        name = A.ACTION_NAMES[a] if 0 <= a < A.NUM_ACTIONS else f"out of range 0-{A.NUM_ACTIONS - 1}"
+        name = A.ACTION_NAMES[a] if 0 <= a < A.NUM_ACTIONS else f"out of 0-{A.NUM_ACTIONS - 1}"
         if self.game_over:
             raise IllegalActionError(f"action {a} ({name}): the game is over, no action is legal")
         raise IllegalActionError(
@@ -472,25 +496,42 @@ class Game:
 
     def _voluntary_draw(self, p: int) -> None:
         """R4.2: draw one; play it at once if playable (or keep it), else the turn ends."""
-        got = self._draw(p, 1, "voluntary")
-        if not got:  # R9: nothing to draw; the turn ends. N such turns in a row: stalemate.
-            self.idle_turns += 1
-            if self.idle_turns >= self.num_players:
-                self.events.append(("stalemate",))
-                self._end_round(self._stalemate_winner())
+        pile = self.draw_pile
+        if not pile:
+            self._refill()
+            pile = self.draw_pile
+            if not pile:  # R9: nothing to draw; the turn ends. N such turns in a row: stalemate.
+                self.events.append(("draw", p, (), "voluntary"))
+                self.idle_turns += 1
+                if self.idle_turns >= self.num_players:
+                    self.events.append(("stalemate",))
+                    self._end_round(self._stalemate_winner())
+                else:
+                    self._begin_turn((p + self.direction) % self.num_players)
                 return
-            self._pass_turn(p)
-            return
-        card = got[0]
-        if self._playable(card):
+        card = pile.pop()
+        self.hands[p][card] += 1
+        self.held[p] |= 1 << card
+        self.sizes[p] += 1
+        self.uno_called[p] = False
+        self.idle_turns = 0
+        self.events.append(("draw", p, (card,), "voluntary"))
+        if card < W4:
+            top = self.discard[-1]
+            playable = card // 13 == self.colour or (top < W4 and card % 13 == top % 13)
+        else:
+            playable = card == WB or not self._w4_strict or self._w4_is_legal(p)
+        if playable:
             self.phase = PLAY_DRAWN
             self.drawn = card
         else:
-            self._pass_turn(p)
+            self._begin_turn((p + self.direction) % self.num_players)
 
     def _play(self, p: int, card: int) -> None:
         hand = self.hands[p]
         hand[card] -= 1
+        if not hand[card]:
+            self.held[p] ^= 1 << card
         self.drawn = _NO_CARD
         self.sizes[p] -= 1
         size = self.sizes[p]
@@ -522,7 +563,7 @@ class Game:
             if out:
                 self._end_round(p)
             else:
-                self._pass_turn(p)
+                self._begin_turn((p + self.direction) % self.num_players)
         elif rank == DRAW_TWO:
             victim = self.next_seat(p)
             self._draw(victim, 2, "draw_two")
@@ -661,6 +702,7 @@ class Game:
         pile = self.draw_pile
         hand = self.hands[seat]
         got = []
+        bits = 0
         for _ in range(n):
             if not pile:
                 self._refill()
@@ -669,8 +711,10 @@ class Game:
                     break
             card = pile.pop()
             hand[card] += 1
+            bits |= 1 << card
             got.append(card)
         if got:
+            self.held[seat] |= bits
             self.sizes[seat] += len(got)
             self.uno_called[seat] = False
             self.idle_turns = 0
@@ -783,9 +827,10 @@ class Game:
         fresh generator drawn from ``rng``, so it cannot know future shuffles either. The discard
         pile keeps its top card (its order below is not public and never matters: it is shuffled
         when reused, R9). Knowledge the view holds only as history (a hand revealed by an earlier
-        challenge) is kept as history but does not constrain the sample. If another seat is deciding whether to play a card it just drew,
-        that card is sampled among the unseen kinds that are playable. The hidden W4 legality of a
-        pending challenge is recomputed from the sampled hand of the W4 player.
+        challenge) is kept as history but does not constrain the sample. If another seat is
+        deciding whether to play a card it just drew, that card is sampled among the unseen kinds
+        that are playable. The hidden W4 legality of a pending challenge is
+        recomputed from the sampled hand of the W4 player.
         """
         g = cls.__new__(cls)
         g._setup(view.rules, int(rng.integers(2**63)))
@@ -826,7 +871,6 @@ class Game:
             if decider == seat:
                 g.drawn = view.drawn_card
             else:
-                g.hands[decider] = [0] * NUM_KINDS  # _playable reads the decider's hand
                 playable = [i for i, k in enumerate(pool) if k >= W4 or g._playable(k)]
                 g.drawn = pool.pop(playable[int(rng.integers(len(playable)))])
                 g.hands[decider][g.drawn] += 1
@@ -838,6 +882,7 @@ class Game:
             for _ in range(need):
                 hand[pool.pop()] += 1
         g.draw_pile = pool[:view.draw_pile_size]
+        g.held = [_held_mask(h) for h in g.hands]
         if view.phase == CHALLENGE or view.colour_context == COLOUR_AFTER_W4:
             g.w4_illegal = not g._w4_is_legal_for(view.w4_player, view.w4_prev_colour)
         if g.game_over:
@@ -854,6 +899,7 @@ class Game:
         g.rng = np.random.Generator(type(self.rng.bit_generator)())
         g.rng.bit_generator.state = self.rng.bit_generator.state
         g.hands = [h[:] for h in self.hands]
+        g.held = self.held[:]
         g.sizes = self.sizes[:]
         g.draw_pile = self.draw_pile[:]
         g.discard = self.discard[:]
@@ -1070,6 +1116,7 @@ def _from_dict(cls: type[Game], d: Mapping[str, Any], seed: int | None) -> Game:
             except ValueError as e:
                 raise StateError(f"'hands'[{s}][{i}]: {e}") from None
         g.sizes[s] = len(h)
+    g.held = [_held_mask(h) for h in g.hands]
     g.draw_pile = _parse_cards(d, "draw_pile")[::-1]
     g.discard = _parse_cards(d, "discard_pile")
     if not g.discard:

@@ -36,7 +36,9 @@ def _bool() -> tuple[Callable[[Any], bool], str]:
 
 def _int(lo: int, hi: int | None = None) -> tuple[Callable[[Any], bool], str]:
     def check(v: Any) -> bool:
-        return isinstance(v, int) and not isinstance(v, bool) and v >= lo and (hi is None or v <= hi)
+        if not isinstance(v, int) or isinstance(v, bool):
+            return False
+        return v >= lo and (hi is None or v <= hi)
 
     return check, f"int {lo}–{hi}" if hi is not None else f"int ≥ {lo}"
 
@@ -97,6 +99,10 @@ OPTIONS: dict[str, OptionSpec] = {
 }
 
 
+#: Most cards that may be dealt: 112 minus the four W4s minus one card to flip (R3.3).
+MAX_DEALT = 107
+
+
 class Rules:
     """Immutable, validated set of rule options.
 
@@ -143,6 +149,13 @@ class Rules:
                     f"rule option {name}={value!r} is not allowed; allowed: {spec.allowed}"
                 )
             object.__setattr__(self, name, value)
+        dealt = self.num_players * self.hand_size
+        if dealt > MAX_DEALT:
+            raise RulesError(
+                f"num_players={self.num_players} × hand_size={self.hand_size} deals {dealt} cards; "
+                f"at most {MAX_DEALT} of the 112 may be dealt (the draw pile must keep a card "
+                "that is not a Wild Draw Four to start the discard pile, R3.3)"
+            )
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Rules is immutable; use rules.replace(...)")

@@ -1,0 +1,256 @@
+"""Scenario tests for calling UNO (RULES.md R8)."""
+
+from __future__ import annotations
+
+import pytest
+from scenario import cards, do, events_of, hand_codes, legal_names, make
+
+PILE = "Y5 Y6 Y7 Y8 B7 B8"
+
+
+def uno_position(hand0: str = "R5 G5", rules: dict | None = None, **extra):
+    """Three players, R7 on top; seat 0 holds ``hand0`` (two cards by default)."""
+    return make({"rules": {"num_players": 3, **(rules or {})},
+                 "hands": [hand0, "R1 B1 Y3", "B2 Y4 G8"], "discard_pile": "R7",
+                 "draw_pile": PILE, **extra})
+
+
+def called(g) -> list[bool]:
+    return g.to_dict()["uno_called"]
+
+
+# ------------------------------------------------------------------------- CALL_UNO legality
+
+
+def test_r8_call_uno_legal_with_exactly_two_cards_and_does_not_end_the_turn():
+    """R8 / DESIGN §3: CALL_UNO is legal holding exactly 2 cards, not yet called; calling keeps
+    the turn and cannot be repeated."""
+    g = uno_position()
+    assert legal_names(g) == {"PLAY(R5)", "DRAW", "CALL_UNO"}
+    do(g, "CALL_UNO")
+    assert (g.current_player, g.phase_name) == (0, "play")
+    assert legal_names(g) == {"PLAY(R5)", "DRAW"}
+    assert called(g) == [True, False, False]
+    assert ("uno", 0) in g.events
+
+
+@pytest.mark.parametrize("hand0", ["R5", "R5 G5 B5"])
+def test_r8_call_uno_not_legal_with_one_or_three_cards(hand0):
+    """R8: CALL_UNO is legal only with exactly two cards."""
+    assert "CALL_UNO" not in legal_names(uno_position(hand0))
+
+
+def test_r8_call_uno_legal_in_play_drawn_with_two_cards():
+    """R8 / DESIGN §3: after drawing up to 2 cards, CALL_UNO is legal before playing the drawn
+    card; then no penalty follows."""
+    g = uno_position("G5", draw_pile="R3 " + PILE)
+    do(g, "DRAW")
+    assert legal_names(g) == {"PLAY(R3)", "KEEP", "CALL_UNO"}
+    do(g, "CALL_UNO", "PLAY(R3)")
+    assert g.current_player == 1
+    assert hand_codes(g, 0) == ["G5"]
+    assert not events_of(g, "catch")
+
+
+def test_r8_called_uno_means_no_penalty_and_the_call_stays_while_holding_one():
+    """R8: a called UNO is never penalised; the call stays while the player holds one card."""
+    g = uno_position()
+    do(g, "CALL_UNO", "PLAY(R5)")
+    assert hand_codes(g, 0) == ["G5"]
+    do(g, "PLAY(R1)", "DRAW")  # seat 2 draws an unplayable Y5; seat 0's turn begins
+    assert g.current_player == 0
+    assert hand_codes(g, 0) == ["G5"]
+    assert called(g)[0] is True
+    assert not events_of(g, "catch")
+
+
+def test_r8_the_call_is_reset_when_the_player_draws():
+    """R8 (engine): drawing clears a UNO call."""
+    g = uno_position("R5 G5", draw_pile="G9 " + PILE)
+    do(g, "CALL_UNO", "DRAW")  # draws an unplayable G9: three cards, the turn ends
+    assert called(g) == [False, False, False]
+    assert hand_codes(g, 0) == cards("R5 G5 G9")
+
+
+def test_r8_the_call_is_reset_at_turn_start_unless_holding_one_card():
+    """R8 (engine): a stale call is cleared when the player's turn begins with 2+ cards."""
+    g = uno_position("R5 G5 B5", uno_called=[False, True, False])  # seat 1 holds 3 cards
+    do(g, "PLAY(R5)")
+    assert g.current_player == 1
+    assert called(g) == [False, False, False]
+    assert "CALL_UNO" not in legal_names(g)
+
+
+# --------------------------------------------------------------- uno_catch="auto" (default)
+
+
+def test_r8_missed_uno_auto_penalty_two_when_next_turn_begins():
+    """R8 (uno_catch="auto"): playing down to one card without calling costs 2 cards when the
+    next turn begins; there is no CATCH_UNO action."""
+    g = uno_position()
+    do(g, "PLAY(R5)")
+    assert hand_codes(g, 0) == cards("G5 Y5 Y6")
+    assert events_of(g, "catch") == [("catch", -1, 0)]
+    assert g.current_player == 1
+    assert legal_names(g) == {"PLAY(R1)", "DRAW"}
+
+
+@pytest.mark.parametrize("penalty", [0, 1, 4])
+def test_r8_uno_penalty_option(penalty):
+    """R8 option uno_penalty: a miss costs that many cards."""
+    g = uno_position(rules={"uno_penalty": penalty})
+    do(g, "PLAY(R5)")
+    assert hand_codes(g, 0) == cards(["G5", *PILE.split()[:penalty]])
+
+
+def test_r8_auto_penalty_applies_at_the_offenders_own_extra_turn():
+    """R8 (engine: the next turn may be the offender's own): a WB that flips a Mushroom gives
+    an extra turn, which begins with the penalty."""
+    g = uno_position("WB G5", draw_pile="R3 " + PILE)
+    do(g, "PLAY(WB)")
+    assert g.current_player == 0
+    assert hand_codes(g, 0) == cards("G5 Y5 Y6")
+
+
+def test_r8_auto_penalty_not_applied_during_the_challenge_decision():
+    """R8 (engine): the W4 challenge decision is not a turn; the penalty waits for the next
+    turn."""
+    g = uno_position("W4 G5")
+    do(g, "PLAY(W4)", "COLOUR(B)")
+    assert (g.current_player, g.phase_name) == (1, "challenge")
+    assert hand_codes(g, 0) == ["G5"]
+    do(g, "ACCEPT")
+    assert g.current_player == 2
+    assert hand_codes(g, 1) == cards("R1 B1 Y3 Y5 Y6 Y7 Y8")
+    assert hand_codes(g, 0) == cards("G5 B7 B8")
+
+
+def test_r8_auto_no_penalty_after_a_won_challenge_leaves_more_than_one_card():
+    """R8: the offender who draws 4 for an illegal W4 no longer holds one card."""
+    g = uno_position("W4 R2")
+    do(g, "PLAY(W4)", "COLOUR(B)", "CHALLENGE")
+    assert hand_codes(g, 0) == cards("R2 Y5 Y6 Y7 Y8")
+    assert not events_of(g, "catch")
+
+
+# --------------------------------------------------------------- uno_catch="next_player"
+
+
+def test_r8_next_player_may_catch_and_keeps_deciding():
+    """R8 option uno_catch="next_player": the next decider may CATCH_UNO; the offender draws
+    the penalty; catching does not end the catcher's turn."""
+    g = uno_position(rules={"uno_catch": "next_player"})
+    do(g, "PLAY(R5)")
+    assert hand_codes(g, 0) == ["G5"]  # no automatic penalty
+    assert legal_names(g) == {"PLAY(R1)", "DRAW", "CATCH_UNO"}
+    assert g.view(1).uno_catchable == 0
+    do(g, "CATCH_UNO")
+    assert hand_codes(g, 0) == cards("G5 Y5 Y6")
+    assert events_of(g, "catch") == [("catch", 1, 0)]
+    assert (g.current_player, g.phase_name) == (1, "play")
+    assert legal_names(g) == {"PLAY(R1)", "DRAW"}
+
+
+def test_r8_next_player_window_closes_after_their_first_other_action():
+    """R8 option uno_catch="next_player": once the next decider acts otherwise, the miss can no
+    longer be caught and goes unpunished."""
+    g = uno_position(rules={"uno_catch": "next_player"})
+    do(g, "PLAY(R5)", "PLAY(R1)")
+    assert g.current_player == 2
+    assert "CATCH_UNO" not in legal_names(g)
+    assert g.view(2).uno_catchable == -1
+    do(g, "DRAW")  # unplayable Y5
+    assert g.current_player == 0
+    assert "CATCH_UNO" not in legal_names(g)
+    assert hand_codes(g, 0) == ["G5"]
+    assert not events_of(g, "catch")
+
+
+def test_r8_next_player_offender_cannot_catch_themself_at_an_extra_turn():
+    """R8 option uno_catch="next_player": at the offender's own extra turn there is no catch;
+    the first other decider gets it."""
+    g = uno_position("WB G5", {"uno_catch": "next_player"}, draw_pile="R3 " + PILE)
+    do(g, "PLAY(WB)")  # Mushroom: extra turn for seat 0 with one card
+    assert g.current_player == 0
+    assert legal_names(g) == {"DRAW"}
+    do(g, "DRAW")  # an unplayable Y5: two cards again
+    assert g.current_player == 1
+    assert "CATCH_UNO" not in legal_names(g)
+
+
+@pytest.mark.parametrize("catch", ["auto", "next_player"])
+def test_r8_miss_with_draw_two_the_skipped_victim_never_decides(catch):
+    """R8: after an uncalled Draw Two the victim is skipped; the next decider (seat 2) is the
+    one who may catch, and with "auto" the penalty comes as seat 2's turn begins."""
+    g = uno_position("RD G5", {"uno_catch": catch})
+    do(g, "PLAY(RD)")
+    assert hand_codes(g, 1) == cards("R1 B1 Y3 Y5 Y6")
+    assert g.current_player == 2
+    if catch == "auto":
+        assert hand_codes(g, 0) == cards("G5 Y7 Y8")
+        assert legal_names(g) == {"DRAW"}
+    else:
+        assert hand_codes(g, 0) == ["G5"]
+        assert legal_names(g) == {"DRAW", "CATCH_UNO"}
+        do(g, "CATCH_UNO")
+        assert hand_codes(g, 0) == cards("G5 Y7 Y8")
+
+
+def test_r8_next_player_catch_at_the_challenge_decision():
+    """R8 option uno_catch="next_player": the W4's victim is the first other decider and may
+    catch before challenging or accepting."""
+    g = uno_position("W4 G5", {"uno_catch": "next_player"})
+    do(g, "PLAY(W4)", "COLOUR(B)")
+    assert legal_names(g) == {"CHALLENGE", "ACCEPT", "CATCH_UNO"}
+    do(g, "CATCH_UNO")
+    assert hand_codes(g, 0) == cards("G5 Y5 Y6")
+    assert (g.current_player, g.phase_name) == (1, "challenge")
+    assert legal_names(g) == {"CHALLENGE", "ACCEPT"}
+
+
+def test_r8_catch_uno_never_legal_with_auto():
+    """R8: with uno_catch="auto" CATCH_UNO is never offered (the W4 victim included)."""
+    g = uno_position("W4 G5")
+    do(g, "PLAY(W4)", "COLOUR(B)")
+    assert legal_names(g) == {"CHALLENGE", "ACCEPT"}
+
+
+# -------------------------------------------------------------------------------- uno="off"
+
+
+def test_r8_uno_off_no_call_no_penalty():
+    """R8 option uno="off": no CALL_UNO, no penalty, no catch."""
+    g = uno_position(rules={"uno": "off", "uno_catch": "next_player"})
+    assert legal_names(g) == {"PLAY(R5)", "DRAW"}
+    do(g, "PLAY(R5)")
+    assert g.current_player == 1
+    assert hand_codes(g, 0) == ["G5"]
+    assert legal_names(g) == {"PLAY(R1)", "DRAW"}
+    assert not events_of(g, "catch")
+
+
+# ---------------------------------------------------------------- going out is never penalised
+
+
+@pytest.mark.parametrize("catch", ["auto", "next_player"])
+def test_r8_player_who_goes_out_is_never_penalised(catch):
+    """R8: a player with a pending missed UNO who goes out draws nothing; the round scores."""
+    g = uno_position("R5", {"uno_catch": catch}, uno_miss=0)
+    do(g, "PLAY(R5)")
+    assert g.game_over and g.winner == 0
+    assert hand_codes(g, 0) == []
+    assert not events_of(g, "catch")
+    assert g.scores == [5 + 14, 0, 0]
+
+
+def test_r8_offender_going_out_in_an_extra_turn_before_any_catch():
+    """R8 (uno_catch="next_player"): a two-player Skip gives an extra turn; the offender goes out
+    before anyone could catch and is not penalised."""
+    g = make({"rules": {"num_players": 2, "uno_catch": "next_player"},
+              "hands": ["RS R5", "G1 B1 Y3"], "discard_pile": "R7", "draw_pile": PILE})
+    do(g, "PLAY(RS)")
+    assert (g.current_player, legal_names(g)) == (0, {"PLAY(R5)", "DRAW"})
+    do(g, "PLAY(R5)")
+    assert g.game_over and g.winner == 0
+    assert hand_codes(g, 0) == []
+    assert g.scores == [5, 0]
