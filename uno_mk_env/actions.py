@@ -54,7 +54,8 @@ def _action_name(a: int) -> str:
         return f"COLOUR({COLOUR_NAMES[a - COLOUR_BASE][0]})"
     if a < CHALLENGE:
         return f"TARGET(+{a - TARGET_BASE + 1})"
-    return {CHALLENGE: "CHALLENGE", ACCEPT: "ACCEPT", CALL_UNO: "CALL_UNO", CATCH_UNO: "CATCH_UNO"}[a]
+    names = {CHALLENGE: "CHALLENGE", ACCEPT: "ACCEPT", CALL_UNO: "CALL_UNO", CATCH_UNO: "CATCH_UNO"}
+    return names[a]
 
 
 ACTION_NAMES: tuple[str, ...] = tuple(_action_name(a) for a in range(NUM_ACTIONS))
