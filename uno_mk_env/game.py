@@ -184,6 +184,10 @@ class PlayerView(NamedTuple):
         return (seat - self.seat) % self.num_players
 
 
+_new_view = tuple.__new__
+assert len(PlayerView._fields) == 28, "Game.view builds PlayerView positionally: update it"
+
+
 class Game:
     """One game of UNO Mario Kart (one or several rounds, per ``rules.match``).
 
@@ -774,36 +778,38 @@ class Game:
                 counts[k] += 1
             revealed = tuple(counts)
         m = self.uno_miss
-        return PlayerView(
-            seat=seat,
-            num_players=self.num_players,
-            rules=self.rules,
-            phase=self.phase,
-            current_player=self.current_player,
-            hand=tuple(self.hands[seat]),
-            top_card=self.discard[-1] if self.discard else _NO_CARD,
-            active_colour=self.colour,
-            drawn_card=self.drawn if decider else _NO_CARD,
-            direction=self.direction,
-            hand_sizes=tuple(self.sizes),
-            uno_called=tuple(self.uno_called),
-            scores=tuple(self.scores),
-            draw_pile_size=len(self.draw_pile),
-            discard_counts=tuple(self.discard_counts),
-            w4_player=self.w4_player,
-            w4_prev_colour=self.w4_prev_colour,
-            revealed_hand=revealed,
-            revealed_by=reveal[0] if revealed is not None else -1,
-            last_item=self.last_item,
-            uno_catchable=m if (m >= 0 and not self._catch_auto and self.sizes[m] == 1) else -1,
-            dealer=self.dealer,
-            round=self.round,
-            colour_context=self.colour_context,
-            idle_turns=self.idle_turns,
-            turn_player=self.turn_player,
-            previous_turn_player=self.previous_turn_player,
-            legal_actions=self.legal_action_ids() if decider else (),
-        )
+        # Positional construction (fields in PlayerView order) is 4x faster than keywords; the
+        # view is built at every decision by agents and the observation encoder.
+        return _new_view(PlayerView, (
+            seat,
+            self.num_players,
+            self.rules,
+            self.phase,
+            self.current_player,
+            tuple(self.hands[seat]),
+            self.discard[-1],
+            self.colour,
+            self.drawn if decider else _NO_CARD,
+            self.direction,
+            tuple(self.sizes),
+            tuple(self.uno_called),
+            tuple(self.scores),
+            len(self.draw_pile),
+            tuple(self.discard_counts),
+            self.w4_player,
+            self.w4_prev_colour,
+            revealed,
+            reveal[0] if revealed is not None else -1,  # type: ignore[index]
+            self.last_item,
+            m if (m >= 0 and not self._catch_auto and self.sizes[m] == 1) else -1,
+            self.dealer,
+            self.round,
+            self.colour_context,
+            self.idle_turns,
+            self.turn_player,
+            self.previous_turn_player,
+            self.legal_action_ids() if decider else (),
+        ))
 
     def events_for(self, seat: int | None) -> list[tuple]:
         """The event log as ``seat`` may see it (``None``: the full, omniscient log)."""
