@@ -1,0 +1,181 @@
+"""The ``uno-mk`` command line: a scripted human game to the end, the tournament command, the
+listings, and one-line errors with exit code 2 for bad arguments."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from collections.abc import Callable, Iterable
+
+import pytest
+
+from training.cli import main, rules_from_args
+from uno_mk_env import OPTIONS
+
+
+class Script:
+    """An ``input_fn`` replaying ``first`` answers, then ``then`` forever (up to ``limit``)."""
+
+    def __init__(self, first: Iterable[str], then: str = "1", limit: int = 20_000):
+        self.answers = list(first)
+        self.then = then
+        self.limit = limit
+        self.prompts: list[str] = []
+
+    def __call__(self, prompt: str) -> str:
+        self.prompts.append(prompt)
+        if len(self.prompts) > self.limit:
+            return "quit"
+        return self.answers.pop(0) if self.answers else self.then
+
+
+def run(argv: list[str], input_fn: Callable[[str], str] = input) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(argv, input_fn=input_fn, stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+# ------------------------------------------------------------------------------------ play
+def test_play_a_full_game_with_scripted_input_including_bad_input_and_help() -> None:
+    script = Script(["", "banana", "0", "99", "?", "R9", "help", "show", "draw"])
+    code, out, err = run(["play", "--opponents", "random", "--players", "3", "--seed", "5",
+                          "--rule", "uno=off"], script)
+    assert code == 0, err
+    assert len(script.prompts) < script.limit
+    assert "'banana' is not a choice" in out
+    assert "Enter a number from 1 to" in out
+    assert "Commands:" in out and "? or help" in out  # help printed
+    assert "Your hand" in out and "Top card" in out and "Your choices" in out
+    assert "Game over:" in out and "You left" not in out
+    assert "P1:random" in out and "P2:random" in out
+
+
+def test_play_full_game_to_a_target_score_against_rule_agents() -> None:
+    pytest.importorskip("agents.rule_based")
+    script = Script([])
+    code, out, err = run(["play", "--opponents", "greedy,strategic", "--seed", "2",
+                          "--rounds-to-500", "--rule", "target_score=150"], script)
+    assert code == 0, err
+    assert "to 150 points" in out
+    assert "wins the round" in out and "Game over:" in out
+
+
+@pytest.mark.parametrize("answers", [["q"], ["quit"]])
+def test_play_quit(answers: list[str]) -> None:
+    code, out, _ = run(["play", "--seed", "1"], Script(answers))
+    assert code == 0 and "You left the game." in out
+
+
+def test_play_end_of_input_quits_without_traceback() -> None:
+    def eof(prompt: str) -> str:
+        raise EOFError
+
+    code, out, err = run(["play", "--seed", "1", "--seat", "1"], eof)
+    assert code == 0 and "You left the game." in out and not err
+
+
+def test_play_names_choices_by_card_and_word() -> None:
+    """Card codes and words pick the matching legal action; other input re-prompts."""
+    script = Script(["draw", "keep"], then="q")
+    code, out, _ = run(["play", "--seed", "4", "--rule", "uno=off"], script)
+    assert code == 0
+    assert "drew a card" in out
+
+
+# ------------------------------------------------------------------------------ tournament
+def test_tournament_prints_a_leaderboard_and_writes_files(tmp_path) -> None:
+    out_dir = tmp_path / "res"
+    code, out, err = run(["tournament", "--agents", "random,random,random", "--players", "2",
+                          "--games", "6", "--seed", "3", "--rule", "uno=off", "--max-steps",
+                          "400", "--out", str(out_dir)])
+    assert code == 0, err
+    assert "win rate [95% CI]" in out and "rating" in out and "random#3" in out
+    assert "head-to-head" in out
+    for name in ("tournament.json", "leaderboard.csv", "head_to_head.csv", "games.csv",
+                 "tournament.png"):
+        assert (out_dir / name).is_file(), name
+    data = json.loads((out_dir / "tournament.json").read_text())
+    assert data["config"]["games"] == 6 and data["config"]["rules"]["uno"] == "off"
+
+
+def test_tournament_console_script_with_workers_rounds_to_500(tmp_path) -> None:
+    """The real entry point in a fresh interpreter, two workers, full games to 500."""
+    pytest.importorskip("agents.rule_based")
+    proc = subprocess.run(
+        [sys.executable, "-m", "training.cli", "tournament", "--agents", "greedy,strategic",
+         "--players", "2", "--games", "4", "--seed", "1", "--workers", "2", "--rounds-to-500",
+         "--no-plot", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "match=target_score" in proc.stdout
+    data = json.loads((tmp_path / "tournament.json").read_text())
+    assert data["run"]["workers"] == 2
+    assert all(g["end"] == "win" and max(g["scores"]) >= 500 for g in data["games"])
+    assert not (tmp_path / "tournament.png").exists()
+
+
+# ------------------------------------------------------------------------------ listings
+def test_agents_lists_registered_agents() -> None:
+    code, out, _ = run(["agents"])
+    assert code == 0 and "random" in out and "uniform over the legal actions" in out
+
+
+def test_rules_lists_every_option_with_its_default() -> None:
+    code, out, _ = run(["rules"])
+    assert code == 0
+    for name in OPTIONS:
+        assert name in out
+    assert "single_round" in out and "presets" in out and "czech" in out
+
+
+def test_rule_values_are_parsed() -> None:
+    opts = rules_from_args("strict", ["hand_size=5", "w4_strict=false", "match=target_score"],
+                           False)
+    assert opts == {"w4_strict": False, "uno": "off", "hand_size": 5, "match": "target_score"}
+    assert rules_from_args(None, [], True) == {"match": "target_score"}
+
+
+# -------------------------------------------------------------------------------- errors
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["tournament", "--agents", "random,nope"], "unknown agent 'nope'"),
+        (["tournament", "--agents", "random", "--players", "11"], "bad player count 11"),
+        (["tournament", "--agents", "random", "--players", "1"], "bad player count 1"),
+        (["tournament", "--agents", "ppo:/no/such/model.zip"], "model file not found"),
+        (["tournament", "--agents", "random", "--rule", "colours=5"],
+         "unknown rule option 'colours'"),
+        (["tournament", "--agents", "random", "--rule", "uno=maybe"], "uno='maybe'"),
+        (["tournament", "--agents", "random", "--rule", "uno"], "key=value"),
+        (["tournament", "--agents", "random", "--preset", "nope"], "unknown preset 'nope'"),
+        (["tournament", "--agents", "random", "--games", "0"], "--games"),
+        (["tournament", "--agents", "random", "--players", "x"], "invalid int value"),
+        (["tournament"], "--agents"),
+        (["play", "--opponents", "nope"], "unknown agent 'nope'"),
+        (["play", "--opponents", "random,random", "--players", "2"], "do not fit"),
+        (["play", "--seat", "7"], "bad --seat 7"),
+        (["play", "--players", "12"], "bad player count 12"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_bad_arguments_exit_2_with_one_line(argv: list[str], message: str, capsys) -> None:
+    code, out, err = run(argv)
+    err += capsys.readouterr().err  # argparse's own errors go to sys.stderr
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert message in lines[0] and "error" in lines[0]
+    assert "Traceback" not in err
+
+
+def test_bad_argument_in_a_subprocess_has_no_traceback() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "training.cli", "tournament", "--agents", "nobody"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [proc.stderr.strip()]
+    assert "unknown agent 'nobody'" in proc.stderr and "Traceback" not in proc.stderr

@@ -1,0 +1,735 @@
+"""Tournaments between agents: seeded, duplicate-dealt, parallel, with confidence intervals and
+multi-player ratings.
+
+Schedule
+    The agents given (``agent_specs``) become *entrants*: a spec given twice becomes two entrants
+    (``random``, ``random#2``), and with fewer specs than seats the specs are cycled to fill the
+    table (``greedy,random`` at 4 players: ``greedy``, ``random``, ``greedy#2``, ``random#2``).
+    Games are played in *blocks* of ``num_players`` games. Block ``b`` seats the table
+    ``combinations(entrants, num_players)[b % C]`` (round robin over the tables when there are
+    more entrants than seats), shuffles its seating order with the block's seed, then plays it
+    once per rotation, so every entrant sits in every seat once per block. With ``duplicate=True``
+    all games of a block replay the same deal (the same ``Game`` seed: in this engine the seed
+    fixes every shuffle), which cancels most of the luck of the cards; with ``duplicate=False``
+    each game gets its own deal. ``games`` is rounded up to whole blocks.
+
+Seeds
+    Every seed is derived from ``(seed, block, purpose, rotation, seat)`` with
+    ``numpy.random.SeedSequence(seed, spawn_key=...)``, so a game's seeds do not depend on which
+    process plays it or in which order: ``workers=2`` gives exactly the results of ``workers=1``.
+    Agents are built once per process and ``reset(seed)`` before each game.
+
+Outcome of a game
+    The winner of the game (``Game.winner``); ``None`` after a stalemate or when a round exceeds
+    ``max_steps`` decisions (a *capped* game, counted as no winner). Places: the winner first,
+    then by score (descending, multi-round games), then by the points left in hand (ascending);
+    equal keys share a place.
+
+Per entrant
+    Win rate with a 95 % Wilson score interval; mean reward as the env's ``reward="win"``
+    (DESIGN.md §7: winner +1, the others -1/(N-1), 0 to all without a winner); points scored per
+    round; mean place; a pairwise head-to-head table (share of common games finishing ahead, a
+    tie counting half); and an openskill Plackett-Luce rating fed the places of every game in
+    schedule order (``rating`` is its ordinal, mu - 3 sigma). Duplicate games are not
+    independent, so the Wilson interval is an approximation (a conservative one at two players,
+    where the two games of a deal are negatively correlated).
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import itertools
+import json
+import math
+import multiprocessing
+import pkgutil
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+
+import agents as agents_package
+from agents import Agent, make_agent, registered
+from uno_mk_env import Game, IllegalActionError, PlayerView, Rules, RulesError
+from uno_mk_env import __version__ as ENV_VERSION
+
+__all__ = [
+    "DEFAULT_MAX_STEPS", "AgentError", "AgentSpecError", "GameRecord", "GameTask",
+    "TournamentResult", "build_agent", "discover_agents", "entrant_labels", "make_rules",
+    "play_game", "run_tournament", "schedule", "wilson_interval",
+]
+
+#: Decisions allowed per round before the game is stopped and counted as having no winner.
+DEFAULT_MAX_STEPS = 5000
+
+FILE_NAMES = {
+    "json": "tournament.json",
+    "leaderboard": "leaderboard.csv",
+    "head_to_head": "head_to_head.csv",
+    "games": "games.csv",
+    "plot": "tournament.png",
+}
+
+
+class AgentSpecError(ValueError):
+    """An agent spec that cannot be built (unknown name, bad argument, missing model file)."""
+
+
+class AgentError(RuntimeError):
+    """An agent failed during a game (an illegal action or an exception); names the agent."""
+
+
+# --------------------------------------------------------------------------------- agents
+def discover_agents(until: str | None = None) -> dict[str, str]:
+    """Imports the modules of the ``agents`` package (alphabetically) so that each registers its
+    agents; with ``until``, stops as soon as an agent of that name is registered (so asking for
+    ``greedy`` does not import torch for a learned agent's module).
+
+    Returns:
+        The modules that failed to import, mapped to a one-line reason (an optional dependency
+        missing, say); the registered agents are then ``agents.registered()``.
+    """
+    failures: dict[str, str] = {}
+    for info in sorted(pkgutil.iter_modules(agents_package.__path__), key=lambda m: m.name):
+        if until is not None and until in registered():
+            break
+        if info.name.startswith("_") or info.name == "base":
+            continue
+        module = f"{agents_package.__name__}.{info.name}"
+        try:
+            importlib.import_module(module)
+        except Exception as e:  # a broken or half-written module must not hide the others
+            failures[module] = f"{type(e).__name__}: {e}".splitlines()[0]
+    return failures
+
+
+def _check_model_file(name: str, arg: str) -> None:
+    """``ppo:path``: SB3 accepts the path with or without its ``.zip`` suffix."""
+    path = Path(arg)
+    if not (path.is_file() or path.with_name(path.name + ".zip").is_file()):
+        raise AgentSpecError(f"model file not found for agent '{name}:{arg}': {arg}")
+
+
+def build_agent(spec: str, seed: int | None = None) -> Agent:
+    """Builds an agent from a spec (``"random"``, ``"greedy"``, ``"ismcts:200"``,
+    ``"ppo:models/x.zip"``), importing the agent modules on first use of an unknown name.
+
+    Raises:
+        AgentSpecError: a one-line reason (unknown name with the registered ones, a bad
+            argument, a missing model file).
+    """
+    name, sep, arg = spec.partition(":")
+    if not name:
+        raise AgentSpecError(f"empty agent name in spec {spec!r}")
+    if name == "ppo" and arg:
+        _check_model_file(name, arg)
+    failures: dict[str, str] = {}
+    if name not in registered():
+        failures = discover_agents(until=name)
+    if name not in registered():
+        msg = f"unknown agent {name!r}; registered agents: {', '.join(sorted(registered()))}"
+        if failures:
+            msg += " (not importable: " + "; ".join(f"{m}: {r}" for m, r in failures.items()) + ")"
+        raise AgentSpecError(msg)
+    try:
+        return make_agent(spec, seed)
+    except (ValueError, OSError, ImportError) as e:
+        raise AgentSpecError(f"cannot build agent {spec!r}: {e}".splitlines()[0]) from e
+
+
+def _observation_encoder() -> Callable[[PlayerView], np.ndarray]:
+    """The observation encoder, imported only when an agent needs observation vectors."""
+    from uno_mk_env.observation import encode
+
+    return encode
+
+
+def entrant_labels(agent_specs: Sequence[str], num_players: int) -> list[tuple[str, str]]:
+    """The entrants as ``(label, spec)`` pairs: specs cycled to fill a table when there are fewer
+    than ``num_players``; the k-th copy of a spec is labelled ``spec#k``."""
+    if not agent_specs:
+        raise AgentSpecError("no agents given")
+    specs = list(agent_specs)
+    if len(specs) < num_players:
+        specs = [specs[i % len(specs)] for i in range(num_players)]
+    seen: dict[str, int] = {}
+    out = []
+    for spec in specs:
+        seen[spec] = seen.get(spec, 0) + 1
+        out.append((spec if seen[spec] == 1 else f"{spec}#{seen[spec]}", spec))
+    return out
+
+
+def make_rules(rules: Mapping[str, Any] | Rules | None, num_players: int) -> Rules:
+    """Validated rules for a table of ``num_players`` (a ``num_players`` in ``rules`` must agree).
+
+    Raises:
+        RulesError: naming the bad option (from :class:`~uno_mk_env.Rules`).
+    """
+    if isinstance(rules, Rules):
+        if rules.num_players != num_players:
+            raise RulesError(
+                f"rules have num_players={rules.num_players} but num_players={num_players}"
+            )
+        return rules
+    options = dict(rules or {})
+    given = options.get("num_players", num_players)
+    if given != num_players:
+        raise RulesError(
+            f"rule option num_players={given!r} contradicts num_players={num_players!r}"
+        )
+    options["num_players"] = num_players
+    return Rules(**options)
+
+
+# ------------------------------------------------------------------------------- schedule
+@dataclass(frozen=True)
+class GameTask:
+    """One scheduled game: the deal's ``game_seed`` and the entrant index sitting at each seat."""
+
+    index: int
+    deal: int
+    game_seed: int
+    seats: tuple[int, ...]
+    agent_seeds: tuple[int, ...]
+
+
+def _seed(seed: int, *key: int) -> int:
+    return int(np.random.SeedSequence(seed, spawn_key=key).generate_state(1)[0])
+
+
+_ORDER, _DEAL, _AGENT = range(3)  # purposes in the seed keys (see the module docstring)
+
+
+def schedule(
+    num_entrants: int, num_players: int, games: int, seed: int, duplicate: bool = True
+) -> list[GameTask]:
+    """The games of a tournament (see the module docstring), rounded up to whole blocks."""
+    n = num_players
+    tables = list(itertools.combinations(range(num_entrants), n))
+    if not tables:
+        raise ValueError(f"{num_entrants} entrants cannot fill a table of {n}")
+    tasks = []
+    for block in range(-(-games // n)):
+        table = tables[block % len(tables)]
+        order = [table[i] for i in np.random.default_rng(_seed(seed, block, _ORDER)).permutation(n)]
+        deal_seed = _seed(seed, block, _DEAL)
+        for r in range(n):
+            index = block * n + r
+            tasks.append(GameTask(
+                index=index,
+                deal=block if duplicate else index,
+                game_seed=deal_seed if duplicate else _seed(seed, block, _DEAL, r),
+                seats=tuple(order[(s + r) % n] for s in range(n)),
+                agent_seeds=tuple(_seed(seed, block, _AGENT, r, s) for s in range(n)),
+            ))
+    return tasks
+
+
+# ---------------------------------------------------------------------------------- games
+@dataclass(frozen=True)
+class GameRecord:
+    """The outcome of one game; per-seat lists are indexed by seat.
+
+    ``end`` is ``"win"``, ``"no_winner"`` (stalemate, or a tied fixed-rounds game) or
+    ``"capped"`` (a round exceeded the step cap). ``scores`` are the game's final scores,
+    ``hand_points`` the points left in each hand when it ended, ``places`` 1 = first.
+    """
+
+    index: int
+    deal: int
+    seed: int
+    seats: tuple[int, ...]
+    winner: int | None
+    end: str
+    scores: tuple[int, ...]
+    hand_points: tuple[int, ...]
+    places: tuple[int, ...]
+    rounds: int
+    decisions: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index, "deal": self.deal, "seed": self.seed, "seats": list(self.seats),
+            "winner": self.winner, "end": self.end, "scores": list(self.scores),
+            "hand_points": list(self.hand_points), "places": list(self.places),
+            "rounds": self.rounds, "decisions": self.decisions,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> GameRecord:
+        return cls(
+            index=d["index"], deal=d["deal"], seed=d["seed"], seats=tuple(d["seats"]),
+            winner=d["winner"], end=d["end"], scores=tuple(d["scores"]),
+            hand_points=tuple(d["hand_points"]), places=tuple(d["places"]),
+            rounds=d["rounds"], decisions=d["decisions"],
+        )
+
+
+def places(winner: int | None, scores: Sequence[int], hand_points: Sequence[int]) -> list[int]:
+    """Places (1 = first): the winner, then score descending, then hand points ascending; equal
+    keys share the better place."""
+    keys = [(s != winner, -scores[s], hand_points[s]) for s in range(len(scores))]
+    return [1 + sum(other < key for other in keys) for key in keys]
+
+
+def play_game(
+    task: GameTask,
+    players: Sequence[Agent],
+    rules: Rules,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    labels: Sequence[str] | None = None,
+    encode: Callable[[PlayerView], np.ndarray] | None = None,
+) -> GameRecord:
+    """Plays one game, driving the engine directly; ``players[seat]`` acts for ``seat``.
+
+    Raises:
+        AgentError: an agent returned an illegal action or raised; names the agent and seat.
+    """
+    labels = labels if labels is not None else [a.name for a in players]
+    for seat, agent in enumerate(players):
+        agent.reset(task.agent_seeds[seat])
+    g = Game(rules, seed=task.game_seed)
+    in_round = 0
+    capped = False
+    while not g.game_over:
+        if in_round >= max_steps:
+            capped = True
+            break
+        p = g.current_player
+        agent = players[p]
+        view = g.view(p)
+        obs = None
+        if agent.needs_observation:
+            if encode is None:
+                encode = _observation_encoder()
+            obs = encode(view)
+        try:
+            action = agent.act(obs, g.legal_actions(), view)
+        except Exception as e:
+            raise AgentError(
+                f"agent {labels[p]!r} (seat {p}) raised {type(e).__name__}: {e} "
+                f"(game {task.index}, seed {task.game_seed}, decision {g.num_steps})"
+            ) from e
+        try:
+            g.step(action)
+        except IllegalActionError as e:
+            raise AgentError(
+                f"agent {labels[p]!r} (seat {p}) chose an illegal action: {e} "
+                f"(game {task.index}, seed {task.game_seed}, decision {g.num_steps})"
+            ) from e
+        in_round = 0 if g.round_over else in_round + 1
+    n = rules.num_players
+    winner = None if capped else g.winner
+    scores = tuple(g.scores)
+    hand_points = tuple(g.hand_points(s) for s in range(n))
+    return GameRecord(
+        index=task.index, deal=task.deal, seed=task.game_seed, seats=task.seats, winner=winner,
+        end="capped" if capped else ("win" if winner is not None else "no_winner"),
+        scores=scores, hand_points=hand_points,
+        places=tuple(places(winner, scores, hand_points)), rounds=g.round,
+        decisions=g.num_steps,
+    )
+
+
+class _Runner:
+    """Plays tasks in one process; builds each entrant's agent on first use."""
+
+    def __init__(self, entrants: Sequence[tuple[str, str]], rules: Rules, max_steps: int):
+        self.entrants = list(entrants)
+        self.rules = rules
+        self.max_steps = max_steps
+        self.agents: dict[int, Agent] = {}
+
+    def play(self, task: GameTask) -> GameRecord:
+        for e in task.seats:
+            if e not in self.agents:
+                self.agents[e] = build_agent(self.entrants[e][1], seed=0)
+        return play_game(
+            task, [self.agents[e] for e in task.seats], self.rules, self.max_steps,
+            labels=[self.entrants[e][0] for e in task.seats],
+        )
+
+
+def _play_chunk(payload: tuple[list[tuple[str, str]], dict, int, list[GameTask]]) -> list:
+    entrants, rules, max_steps, tasks = payload
+    runner = _Runner(entrants, Rules(**rules), max_steps)
+    return [runner.play(t) for t in tasks]
+
+
+def _start_method() -> str:
+    """``fork`` where it exists (fast, and scripts need no ``__main__`` guard), except once torch
+    is loaded: forking a process whose torch thread pools are running can deadlock, so then a
+    clean ``spawn`` interpreter per worker (which does need the guard in scripts)."""
+    methods = multiprocessing.get_all_start_methods()
+    return "fork" if "fork" in methods and "torch" not in sys.modules else "spawn"
+
+
+def _chunks(items: list, size: int) -> Iterator[list]:
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
+# ----------------------------------------------------------------------------- statistics
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of a binomial proportion (``(0, 1)`` when ``n == 0``)."""
+    if n == 0:
+        return 0.0, 1.0
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _ratings(entrants: Sequence[str], records: Sequence[GameRecord]) -> list[tuple[float, float]]:
+    """(mu, sigma) per entrant after rating every game in schedule order (Plackett-Luce)."""
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    ratings = [model.rating(name=label) for label in entrants]
+    for rec in records:
+        teams = [[ratings[e]] for e in rec.seats]
+        for e, (new,) in zip(rec.seats, model.rate(teams, ranks=list(rec.places)), strict=True):
+            ratings[e] = new
+    return [(r.mu, r.sigma) for r in ratings]
+
+
+@dataclass
+class TournamentResult:
+    """Everything a tournament produced: its configuration, one record per game (in schedule
+    order) and the statistics derived from them.
+
+    Attributes:
+        config: the arguments (agents, entrants, players, games, seed, full rules, ...).
+        entrants: entrant labels; ``GameRecord.seats`` index into this list.
+        records: the games, by ``index``.
+        elapsed: wall-clock seconds (not part of equality).
+        workers: processes used (not part of equality).
+    """
+
+    config: dict[str, Any]
+    entrants: list[str]
+    records: list[GameRecord]
+    elapsed: float = field(default=0.0, compare=False)
+    workers: int = field(default=1, compare=False)
+
+    def __post_init__(self) -> None:
+        self._stats = self._compute()
+
+    def _compute(self) -> dict[str, Any]:
+        k = len(self.entrants)
+        games = [0] * k
+        wins = [0] * k
+        no_result = [0] * k
+        reward = [0.0] * k
+        points = [0] * k
+        rounds = [0] * k
+        place_sum = [0] * k
+        h2h_ahead = [[0] * k for _ in range(k)]
+        h2h_ties = [[0] * k for _ in range(k)]
+        h2h_games = [[0] * k for _ in range(k)]
+        for rec in self.records:
+            n = len(rec.seats)
+            for s, e in enumerate(rec.seats):
+                games[e] += 1
+                rounds[e] += rec.rounds
+                points[e] += rec.scores[s]
+                place_sum[e] += rec.places[s]
+                if rec.winner is None:
+                    no_result[e] += 1
+                elif rec.winner == s:
+                    wins[e] += 1
+                    reward[e] += 1.0
+                else:
+                    reward[e] -= 1.0 / (n - 1)
+                for t, f in enumerate(rec.seats):
+                    if t == s:
+                        continue
+                    h2h_games[e][f] += 1
+                    if rec.places[s] < rec.places[t]:
+                        h2h_ahead[e][f] += 1
+                    elif rec.places[s] == rec.places[t]:
+                        h2h_ties[e][f] += 1
+        ratings = _ratings(self.entrants, self.records)
+        rows = []
+        for e, label in enumerate(self.entrants):
+            lo, hi = wilson_interval(wins[e], games[e])
+            mu, sigma = ratings[e]
+            g = max(games[e], 1)
+            rows.append({
+                "agent": label,
+                "games": games[e],
+                "wins": wins[e],
+                "no_winner": no_result[e],
+                "win_rate": wins[e] / g,
+                "win_ci_low": lo,
+                "win_ci_high": hi,
+                "mean_reward": reward[e] / g,
+                "points_per_round": points[e] / max(rounds[e], 1),
+                "mean_place": place_sum[e] / g,
+                "rating": mu - 3 * sigma,
+                "mu": mu,
+                "sigma": sigma,
+            })
+        rows.sort(key=lambda r: (-r["rating"], -r["win_rate"], r["agent"]))
+        for i, row in enumerate(rows, 1):
+            row["rank"] = i
+        score = [
+            [
+                (h2h_ahead[a][b] + 0.5 * h2h_ties[a][b]) / h2h_games[a][b]
+                if h2h_games[a][b] else None
+                for b in range(k)
+            ]
+            for a in range(k)
+        ]
+        ends = {"win": 0, "no_winner": 0, "capped": 0}
+        for rec in self.records:
+            ends[rec.end] += 1
+        return {
+            "leaderboard": rows,
+            "head_to_head": {
+                "agents": list(self.entrants), "score": score, "ahead": h2h_ahead,
+                "ties": h2h_ties, "games": h2h_games,
+            },
+            "outcomes": ends,
+        }
+
+    # -------------------------------------------------------------------- accessors
+    def leaderboard(self) -> list[dict[str, Any]]:
+        """One row per entrant, best rating first (keys: rank, agent, games, wins, no_winner,
+        win_rate, win_ci_low, win_ci_high, mean_reward, points_per_round, mean_place, rating,
+        mu, sigma)."""
+        return [dict(r) for r in self._stats["leaderboard"]]
+
+    def head_to_head(self) -> dict[str, Any]:
+        """``score[a][b]``: share of the games entrants ``a`` and ``b`` played together in which
+        ``a`` placed ahead of ``b`` (ties count half; ``None`` if they never met). Also the raw
+        counts ``ahead``, ``ties`` and ``games``; rows and columns follow ``agents``."""
+        return json.loads(json.dumps(self._stats["head_to_head"]))
+
+    def outcomes(self) -> dict[str, int]:
+        """Games per ending: ``win``, ``no_winner``, ``capped``."""
+        return dict(self._stats["outcomes"])
+
+    def to_dict(self, include_games: bool = True) -> dict[str, Any]:
+        """A JSON-safe dict of the whole result (``run`` holds the timing)."""
+        d: dict[str, Any] = {
+            "config": self.config,
+            "run": {
+                "workers": self.workers, "elapsed_s": round(self.elapsed, 3),
+                "decisions": sum(r.decisions for r in self.records),
+            },
+            "leaderboard": self.leaderboard(),
+            "head_to_head": self.head_to_head(),
+            "outcomes": self.outcomes(),
+        }
+        if include_games:
+            d["games"] = [r.to_dict() for r in self.records]
+        return d
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """:meth:`to_dict` as JSON text."""
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TournamentResult:
+        """Rebuilds a result (statistics recomputed) from :meth:`to_dict` output."""
+        run = d.get("run", {})
+        return cls(
+            config=dict(d["config"]), entrants=list(d["config"]["entrants"]),
+            records=[GameRecord.from_dict(r) for r in d["games"]],
+            elapsed=run.get("elapsed_s", 0.0), workers=run.get("workers", 1),
+        )
+
+    # -------------------------------------------------------------------------- files
+    def save(self, out_dir: str | Path, plot: bool = True) -> dict[str, Path]:
+        """Writes the JSON, the CSVs (leaderboard, head-to-head, games) and the plot into
+        ``out_dir`` (created if needed); returns their paths by kind (see ``FILE_NAMES``)."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = {kind: out / name for kind, name in FILE_NAMES.items()}
+        paths["json"].write_text(self.to_json() + "\n", encoding="utf-8")
+        rows = self.leaderboard()
+        columns = ["rank", *[c for c in rows[0] if c != "rank"]] if rows else ["rank"]
+        with paths["leaderboard"].open("w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=columns)
+            writer.writeheader()
+            writer.writerows(rows)
+        h2h = self.head_to_head()
+        with paths["head_to_head"].open("w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f)
+            writer.writerow(["agent", "opponent", "games", "ahead", "ties", "score"])
+            for a, b in itertools.permutations(range(len(self.entrants)), 2):
+                if h2h["games"][a][b]:
+                    writer.writerow([
+                        self.entrants[a], self.entrants[b], h2h["games"][a][b],
+                        h2h["ahead"][a][b], h2h["ties"][a][b], h2h["score"][a][b],
+                    ])
+        with paths["games"].open("w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f)
+            writer.writerow([
+                "index", "deal", "seed", "seat_agents", "winner_seat", "winner_agent", "end",
+                "scores", "hand_points", "places", "rounds", "decisions",
+            ])
+            for r in self.records:
+                writer.writerow([
+                    r.index, r.deal, r.seed, "|".join(self.entrants[e] for e in r.seats),
+                    "" if r.winner is None else r.winner,
+                    "" if r.winner is None else self.entrants[r.seats[r.winner]], r.end,
+                    "|".join(map(str, r.scores)), "|".join(map(str, r.hand_points)),
+                    "|".join(map(str, r.places)), r.rounds, r.decisions,
+                ])
+        if plot:
+            self.plot(paths["plot"])
+        else:
+            del paths["plot"]
+        return paths
+
+    def plot(self, path: str | Path) -> None:
+        """Saves a PNG: win rates with 95 % intervals, and the head-to-head heatmap."""
+        # Figure + Agg canvas directly: no pyplot, so no global backend is switched for callers.
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        rows = self.leaderboard()[::-1]  # best at the top of a horizontal bar chart
+        h2h = self.head_to_head()
+        k = len(self.entrants)
+        fig = Figure(figsize=(6 + 0.6 * k, 1.5 + 0.45 * k + 2), layout="constrained")
+        FigureCanvasAgg(fig)
+        ax_rate, ax_h2h = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.1]})
+        y = np.arange(len(rows))
+        rate = np.array([r["win_rate"] for r in rows])
+        err = np.array([
+            [r["win_rate"] - r["win_ci_low"] for r in rows],
+            [r["win_ci_high"] - r["win_rate"] for r in rows],
+        ])
+        ax_rate.barh(y, rate, xerr=err, capsize=4, color="tab:blue", alpha=0.8)
+        ax_rate.axvline(1 / self.config["num_players"], color="grey", ls="--", lw=1,
+                        label="equal share 1/N")
+        ax_rate.set_yticks(y, [r["agent"] for r in rows])
+        ax_rate.set_xlim(0, 1)
+        ax_rate.set_xlabel("win rate (95% Wilson CI)")
+        ax_rate.legend(loc="lower right", fontsize="small")
+        order = [self.entrants.index(r["agent"]) for r in rows[::-1]]  # leaderboard order
+        names = [self.entrants[e] for e in order]
+        score = np.array(
+            [[np.nan if h2h["score"][a][b] is None else h2h["score"][a][b] for b in order]
+             for a in order],
+            dtype=float,
+        )
+        im = ax_h2h.imshow(score, vmin=0, vmax=1, cmap="RdBu")
+        ax_h2h.set_xticks(range(k), names, rotation=45, ha="right")
+        ax_h2h.set_yticks(range(k), names)
+        ax_h2h.set_xlabel("opponent")
+        ax_h2h.set_title("head-to-head: share of games placed ahead of opponent",
+                         fontsize="medium")
+        for a in range(k):
+            for b in range(k):
+                if not np.isnan(score[a, b]):
+                    ax_h2h.text(b, a, f"{score[a, b]:.2f}", ha="center", va="center",
+                                fontsize="small",
+                                color="white" if abs(score[a, b] - 0.5) > 0.3 else "black")
+        fig.colorbar(im, ax=ax_h2h, shrink=0.8)
+        c = self.config
+        fig.suptitle(
+            f"{c['num_players']} players, {c['games']} games"
+            f"{' (duplicate deals)' if c['duplicate'] else ''}, seed {c['seed']}, "
+            f"match={c['rules']['match']}"
+        )
+        fig.savefig(path, dpi=100)
+
+
+# ---------------------------------------------------------------------------------- entry
+def run_tournament(
+    agent_specs: Sequence[str],
+    num_players: int,
+    games: int,
+    seed: int = 0,
+    rules: Mapping[str, Any] | Rules | None = None,
+    duplicate: bool = True,
+    workers: int = 1,
+    progress: bool = False,
+    max_steps: int = DEFAULT_MAX_STEPS,
+) -> TournamentResult:
+    """Plays a seeded tournament (see the module docstring).
+
+    Args:
+        agent_specs: agent specs (``agents.make_agent`` strings); repeats are separate entrants.
+        num_players: seats per table (2-10).
+        games: games to play, rounded up to a multiple of ``num_players``.
+        seed: non-negative root seed; the same seed gives identical results for any ``workers``.
+        rules: rule options (``uno_mk_env.rules.OPTIONS`` names) or a ``Rules``;
+            ``{"match": "target_score"}`` plays full games to 500.
+        duplicate: replay each deal once per seat rotation.
+        workers: processes to play in (results do not depend on it).
+        progress: show a tqdm progress bar (on stderr).
+        max_steps: decisions allowed per round; a round beyond it ends the game without winner.
+
+    Raises:
+        AgentSpecError: an agent spec cannot be built. RulesError: a bad rule option or player
+            count. ValueError: bad ``games``/``seed``/``workers``. AgentError: an agent failed.
+    """
+    rules_obj = make_rules(rules, num_players)
+    for name, value, low in (("games", games, 1), ("workers", workers, 1),
+                             ("max_steps", max_steps, 1), ("seed", seed, 0)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise ValueError(f"{name} must be an int ≥ {low}, got {value!r}")
+    entrants = entrant_labels(agent_specs, num_players)
+    for spec in dict.fromkeys(spec for _, spec in entrants):
+        build_agent(spec, seed=0)  # fail fast, in this process, with a one-line reason
+    tasks = schedule(len(entrants), num_players, games, seed, duplicate)
+    config = {
+        "agents": list(agent_specs),
+        "entrants": [label for label, _ in entrants],
+        "entrant_specs": [spec for _, spec in entrants],
+        "num_players": num_players,
+        "games": len(tasks),
+        "games_requested": games,
+        "seed": seed,
+        "duplicate": duplicate,
+        "max_steps": max_steps,
+        "rules": rules_obj.to_dict(),
+        "env_version": ENV_VERSION,
+    }
+    start = time.perf_counter()
+    records: list[GameRecord] = []
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(tasks), unit="game", desc="tournament", dynamic_ncols=True)
+    try:
+        if workers == 1:
+            runner = _Runner(entrants, rules_obj, max_steps)
+            for task in tasks:
+                records.append(runner.play(task))
+                if bar is not None:
+                    bar.update(1)
+        else:
+            size = max(1, min(50, len(tasks) // (workers * 8)))
+            payloads = [
+                (entrants, rules_obj.to_dict(), max_steps, chunk)
+                for chunk in _chunks(tasks, size)
+            ]
+            ctx = multiprocessing.get_context(_start_method())
+            with ctx.Pool(min(workers, len(payloads))) as pool:
+                for chunk_records in pool.imap(_play_chunk, payloads):
+                    records.extend(chunk_records)
+                    if bar is not None:
+                        bar.update(len(chunk_records))
+    finally:
+        if bar is not None:
+            bar.close()
+    records.sort(key=lambda r: r.index)
+    return TournamentResult(
+        config=config, entrants=config["entrants"], records=records,
+        elapsed=time.perf_counter() - start, workers=workers,
+    )
