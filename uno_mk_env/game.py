@@ -139,7 +139,9 @@ class PlayerView(NamedTuple):
     seat is deciding in ``play_drawn``), ``w4_player``/``w4_prev_colour`` (the round's latest W4),
     ``revealed_hand``/``revealed_by`` (the W4 player's hand shown to this seat by its challenge),
     ``last_item`` (``uno_mk_env.cards.ITEM_NAMES`` index), ``uno_catchable`` (a seat whose missed
-    UNO may be caught now, ``uno_catch="next_player"`` only), ``colour_context`` (why a colour is
+    UNO may be caught now, ``uno_catch="next_player"`` only), ``uno_pending`` (a seat left with
+    one card and no UNO call whose penalty or catch is still open, any ``uno_catch``),
+    ``colour_context`` (why a colour is
     being chosen: 0 W4, 1 Bob-omb, 2 start card, 3 nothing to flip), ``idle_turns`` (R9 stalemate
     count), ``turn_player``/``previous_turn_player`` (whose turn it is / was before),
     ``legal_actions`` (ids, only for the decider).
@@ -166,6 +168,7 @@ class PlayerView(NamedTuple):
     revealed_by: int
     last_item: int
     uno_catchable: int
+    uno_pending: int
     dealer: int
     round: int
     colour_context: int
@@ -185,7 +188,7 @@ class PlayerView(NamedTuple):
 
 
 _new_view = tuple.__new__
-assert len(PlayerView._fields) == 28, "Game.view builds PlayerView positionally: update it"
+assert len(PlayerView._fields) == 29, "Game.view builds PlayerView positionally: update it"
 
 
 class Game:
@@ -201,8 +204,8 @@ class Game:
     """
 
     __slots__ = (
-        "rules", "num_players", "rng", "hands", "held", "sizes", "draw_pile", "discard",
-        "discard_counts", "colour",
+        "rules", "num_players", "_rng", "_rng_source", "hands", "held", "sizes", "draw_pile",
+        "discard", "discard_counts", "colour",
         "current_player", "direction", "phase", "dealer", "scores", "round", "drawn",
         "uno_called", "uno_miss", "w4_player", "w4_prev_colour", "w4_illegal", "colour_context",
         "reveal", "last_item", "idle_turns", "turn_player", "previous_turn_player",
@@ -220,7 +223,11 @@ class Game:
             raise TypeError(f"rules must be a uno_mk_env.Rules, got {type(rules).__name__}")
         self.rules = rules
         n = self.num_players = rules.num_players
-        self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        if isinstance(seed, np.random.Generator):
+            self.rng = seed
+        else:  # created on first use: clones and determinized copies often never shuffle
+            self._rng = None
+            self._rng_source = seed
         self.scores = [0] * n
         self.round = 0
         self.round_over = False
@@ -314,6 +321,26 @@ class Game:
             self._begin_turn((dealer + 2) % n)
 
     # ---------------------------------------------------------------- properties
+    @property
+    def rng(self) -> np.random.Generator:
+        """The game's own generator (R3 shuffles, R9 reshuffles)."""
+        rng = self._rng
+        if rng is None:
+            source = self._rng_source
+            if isinstance(source, dict):  # a bit-generator state (from clone)
+                rng = np.random.Generator(getattr(np.random, source["bit_generator"])())
+                rng.bit_generator.state = source
+            else:
+                rng = np.random.default_rng(source)
+            self._rng = rng
+            self._rng_source = None
+        return rng
+
+    @rng.setter
+    def rng(self, value: np.random.Generator) -> None:
+        self._rng = value
+        self._rng_source = None
+
     @property
     def phase_name(self) -> str:
         """The current phase as its DESIGN.md §3 name."""
@@ -802,6 +829,7 @@ class Game:
             reveal[0] if revealed is not None else -1,  # type: ignore[index]
             self.last_item,
             m if (m >= 0 and not self._catch_auto and self.sizes[m] == 1) else -1,
+            m,
             self.dealer,
             self.round,
             self.colour_context,
@@ -855,7 +883,7 @@ class Game:
         g.scores = list(view.scores)
         g.round = view.round
         g.uno_called = list(view.uno_called)
-        g.uno_miss = view.uno_catchable
+        g.uno_miss = view.uno_pending
         g.w4_player = view.w4_player
         g.w4_prev_colour = view.w4_prev_colour
         g.colour_context = view.colour_context
@@ -877,9 +905,7 @@ class Game:
             if decider == seat:
                 g.drawn = view.drawn_card
             else:
-                playable = [i for i, k in enumerate(pool) if k >= W4 or g._playable(k)]
-                g.drawn = pool.pop(playable[int(rng.integers(len(playable)))])
-                g.hands[decider][g.drawn] += 1
+                g.drawn = _sample_drawn_card(g, pool, view.hand_sizes[decider] - 1, rng)
         for s in range(n):
             if s == seat:
                 continue
@@ -902,8 +928,9 @@ class Game:
         g = Game.__new__(Game)
         for name in Game.__slots__:
             setattr(g, name, getattr(self, name))
-        g.rng = np.random.Generator(type(self.rng.bit_generator)())
-        g.rng.bit_generator.state = self.rng.bit_generator.state
+        if self._rng is not None:
+            g._rng = None
+            g._rng_source = self._rng.bit_generator.state
         g.hands = [h[:] for h in self.hands]
         g.held = self.held[:]
         g.sizes = self.sizes[:]
@@ -984,6 +1011,33 @@ class Game:
 
 
 # ------------------------------------------------------------------------------------ helpers
+def _sample_drawn_card(g: Game, pool: list[int], rest: int, rng: np.random.Generator) -> int:
+    """For :meth:`Game.from_view`: picks the card another seat is deciding whether to play, among
+    the unseen cards that could be playable, and puts it in that seat's hand. Under ``w4_strict`` a
+    drawn W4 is playable only if the rest of the hand has no active-colour card (nor a WB when it
+    counts, R6.1), so that rest is then dealt from the cards compatible with it."""
+    colour, top = g.colour, g.discard[-1]
+    wb_counts = g.rules.item_box_counts_for_w4
+
+    def beside_strict_w4(k: int) -> bool:
+        return k // 13 != colour if k < W4 else (k == W4 or not wb_counts)
+
+    strict_w4_ok = not g._w4_strict or sum(map(beside_strict_w4, pool)) - 1 >= rest
+    playable = [
+        i for i, k in enumerate(pool)
+        if k == WB or (k == W4 and strict_w4_ok)
+        or (k < W4 and (k // 13 == colour or (top < W4 and k % 13 == top % 13)))
+    ]
+    card = pool.pop(playable[int(rng.integers(len(playable)))])
+    hand = g.hands[g.current_player]
+    hand[card] += 1
+    if card == W4 and g._w4_strict:
+        allowed = [i for i, k in enumerate(pool) if beside_strict_w4(k)][:rest]
+        for i in reversed(allowed):  # the pool is shuffled: the first ones are a uniform pick
+            hand[pool.pop(i)] += 1
+    return card
+
+
 def _counts_to_kinds(counts: Sequence[int]) -> tuple[int, ...]:
     return tuple(k for k, c in enumerate(counts) for _ in range(c))
 
@@ -1104,7 +1158,10 @@ def _from_dict(cls: type[Game], d: Mapping[str, Any], seed: int | None) -> Game:
     if not isinstance(hands_in, list | tuple) or not all(isinstance(h, list | tuple)
                                                           for h in hands_in):
         raise StateError("'hands' must be a list with one list of card codes per seat")
-    rules_in = dict(d.get("rules") or {})
+    rules_given = d.get("rules") or {}
+    if not isinstance(rules_given, Mapping):
+        raise StateError(f"'rules' must be a mapping of rule options, got {rules_given!r}")
+    rules_in = dict(rules_given)
     rules_in.setdefault("num_players", len(hands_in))
     try:
         rules = Rules(**rules_in)
@@ -1149,7 +1206,7 @@ def _from_dict(cls: type[Game], d: Mapping[str, Any], seed: int | None) -> Game:
             f"'active_colour' {d['active_colour']!r} contradicts the top card {CODES[top]} "
             "(a coloured top card sets the active colour)"
         )
-    if d["direction"] not in (1, -1) or isinstance(d["direction"], bool):
+    if type(d["direction"]) is not int or d["direction"] not in (1, -1):
         raise StateError(f"'direction' must be 1 or -1, got {d['direction']!r}")
     g.direction = d["direction"]
     phase_name = d.get("phase", "play")

@@ -160,6 +160,9 @@ class Rules:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Rules is immutable; use rules.replace(...)")
 
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("Rules is immutable; use rules.replace(...)")
+
     def replace(self, **changes: Any) -> Rules:
         """A copy with some options changed (validated)."""
         return Rules(**{**self.to_dict(), **changes})

@@ -1,0 +1,109 @@
+"""The engine stands alone (DESIGN.md §1, §6; STYLE.md "Architecture").
+
+Importing the engine pulls in neither gymnasium nor pettingzoo (checked in a fresh interpreter),
+and the engine's source never prints and never touches the global RNGs (``random``,
+``np.random.*`` functions): one ``numpy.random.Generator`` per game.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import uno_mk_env
+
+PACKAGE = Path(uno_mk_env.__file__).resolve().parent
+#: The engine: the package's entry point and the modules the rules engine is made of.
+ENGINE_FILES = ("__init__.py", "cards.py", "rules.py", "actions.py", "game.py")
+
+#: ``numpy.random`` names that are not global-state functions.
+NUMPY_RANDOM_OK = {"Generator", "default_rng", "SeedSequence", "BitGenerator", "PCG64",
+                   "PCG64DXSM", "Philox", "SFC64", "MT19937"}
+
+PROBE = """
+import json, sys
+import numpy
+numpy.random.default_rng(0).permutation(3)  # loads numpy.random's compiled modules
+with_numpy = set(sys.modules)
+import uno_mk_env
+import uno_mk_env.game
+g = uno_mk_env.Game(uno_mk_env.Rules(num_players=3), seed=1)
+g.step(g.legal_action_ids()[0])
+print(json.dumps({"all": sorted(sys.modules), "new": sorted(set(sys.modules) - with_numpy)}))
+"""
+
+
+def test_engine_import_pulls_in_no_rl_library() -> None:
+    """A fresh interpreter: import the engine, play a step, list ``sys.modules``."""
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=120, check=True,
+        cwd=PACKAGE.parent,
+    )
+    modules = json.loads(out.stdout)
+    assert "uno_mk_env.game" in modules["all"]
+    roots = {m.split(".")[0] for m in modules["all"]}
+    for forbidden in ("gymnasium", "gym", "pettingzoo", "torch", "stable_baselines3",
+                      "sb3_contrib"):
+        assert forbidden not in roots, f"importing the engine imported {forbidden}"
+    # Beyond what numpy itself loads, only the standard library and the package itself.
+    new_roots = {m.split(".")[0] for m in modules["new"]}
+    third_party = new_roots - set(sys.stdlib_module_names) - {"uno_mk_env", "numpy"}
+    assert not third_party, f"the engine needs only numpy, but imported {sorted(third_party)}"
+
+
+def _source(name: str) -> str:
+    return (PACKAGE / name).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", ENGINE_FILES)
+def test_engine_source_never_prints(name: str) -> None:
+    tree = ast.parse(_source(name))
+    calls = [node.lineno for node in ast.walk(tree)
+             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+             and node.func.id == "print"]
+    assert not calls, f"{name}: print() at line(s) {calls}"
+    assert "print(" not in _code_only(name), f"{name}: 'print(' in the code"
+
+
+@pytest.mark.parametrize("name", ENGINE_FILES)
+def test_engine_source_uses_no_global_rng(name: str) -> None:
+    """DESIGN.md §6: never ``random`` or the ``np.random.*`` functions."""
+    tree = ast.parse(_source(name))
+    problems = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            problems += [f"import {a.name}" for a in node.names if a.name == "random"]
+        elif isinstance(node, ast.ImportFrom):
+            if node.module == "random":
+                problems.append("from random import ...")
+            elif node.module == "numpy.random":
+                problems += [f"from numpy.random import {a.name}" for a in node.names
+                             if a.name not in NUMPY_RANDOM_OK]
+        elif isinstance(node, ast.Attribute) and node.attr not in NUMPY_RANDOM_OK:
+            value = node.value
+            if (isinstance(value, ast.Attribute) and value.attr == "random"
+                    and isinstance(value.value, ast.Name) and value.value.id in ("np", "numpy")):
+                problems.append(f"{value.value.id}.random.{node.attr} (line {node.lineno})")
+    assert not problems, f"{name}: global RNG use: {problems}"
+    code = _code_only(name)
+    for text in ("np.random.seed", "np.random.randint", "import random", "np.random.rand"):
+        assert text not in code, f"{name}: {text!r}"
+
+
+def _code_only(name: str) -> str:
+    """The file's source without comments and docstrings (string constants used as statements),
+    so that documentation may mention what the code must not do."""
+    source = _source(name)
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)):
+            for i in range(node.lineno - 1, node.end_lineno):
+                lines[i] = ""
+    return "\n".join(line.split("#", 1)[0] for line in lines)
