@@ -200,7 +200,9 @@ class Game:
 
     Attributes (read-only for users): ``current_player`` (the decider, ``-1`` when the game is
     over), ``phase`` (int, see ``phase_name``), ``direction``, ``dealer``, ``scores``, ``winner``,
-    ``round_over`` (the last step ended a round), ``game_over``, ``events``.
+    ``round_over`` (the last step ended a round; in multi-round matches the next round is
+    already dealt), ``round_winner`` and ``round_hand_points`` (each seat's hand points when the
+    latest round ended), ``game_over``, ``events``.
     """
 
     __slots__ = (
@@ -209,7 +211,8 @@ class Game:
         "current_player", "direction", "phase", "dealer", "scores", "round", "drawn",
         "uno_called", "uno_miss", "w4_player", "w4_prev_colour", "w4_illegal", "colour_context",
         "reveal", "last_item", "idle_turns", "turn_player", "previous_turn_player",
-        "round_over", "game_over", "winner", "round_winner", "num_steps", "events", "_legal",
+        "round_over", "game_over", "winner", "round_winner", "round_hand_points", "num_steps",
+        "events", "_legal",
         "_uno_on", "_catch_auto", "_w4_strict",
     )
 
@@ -234,6 +237,7 @@ class Game:
         self.game_over = False
         self.winner: int | None = None
         self.round_winner: int | None = None
+        self.round_hand_points: tuple[int, ...] | None = None
         self.num_steps = 0
         self.events: list[tuple] = []
         self._uno_on = rules.uno == "on"
@@ -763,11 +767,13 @@ class Game:
 
     def _end_round(self, winner: int | None) -> None:
         """R10: score the round, then end the game or deal the next round."""
+        hand_points = tuple(self.hand_points(s) for s in range(self.num_players))
         points = 0
         if winner is not None:
-            points = sum(self.hand_points(s) for s in range(self.num_players) if s != winner)
+            points = sum(hand_points) - hand_points[winner]
             self.scores[winner] += points
         self.round_winner = winner
+        self.round_hand_points = hand_points
         self.round_over = True
         self.events.append(("round_end", winner, points, tuple(self.scores)))
         rules = self.rules
@@ -987,6 +993,9 @@ class Game:
             "game_over": self.game_over,
             "winner": self.winner,
             "round_winner": self.round_winner,
+            "round_hand_points": (
+                None if self.round_hand_points is None else list(self.round_hand_points)
+            ),
             "num_steps": self.num_steps,
             "rng": _jsonable_rng_state(state),
         }
@@ -1281,6 +1290,8 @@ def _from_dict(cls: type[Game], d: Mapping[str, Any], seed: int | None) -> Game:
     g.game_over = game_over
     g.winner = d.get("winner")
     g.round_winner = d.get("round_winner")
+    rhp = d.get("round_hand_points")
+    g.round_hand_points = None if rhp is None else tuple(int(x) for x in rhp)
     g.num_steps = int(d.get("num_steps", 0))
     if g.game_over:
         g.current_player = -1
