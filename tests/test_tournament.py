@@ -49,11 +49,7 @@ def test_wilson_interval_known_values(k: int, n: int, low: float, high: float) -
     assert hi == pytest.approx(high, abs=1e-6)
 
 
-def test_wilson_interval_matches_scipy() -> None:
-    stats = pytest.importorskip("scipy.stats")
-    for k, n in [(0, 7), (3, 7), (50, 100), (399, 400), (123, 1000)]:
-        ci = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
-        assert wilson_interval(k, n) == pytest.approx((ci.low, ci.high), abs=1e-12)
+def test_wilson_interval_edges_and_confidence() -> None:
     assert wilson_interval(0, 0) == (0.0, 1.0)
     lo99, hi99 = wilson_interval(5, 10, confidence=0.99)
     assert lo99 < 0.236593 and hi99 > 0.763407

@@ -41,7 +41,6 @@ import csv
 import importlib
 import itertools
 import json
-import math
 import multiprocessing
 import pkgutil
 import sys
@@ -49,7 +48,6 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -378,15 +376,13 @@ def _chunks(items: list, size: int) -> Iterator[list]:
 
 # ----------------------------------------------------------------------------- statistics
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval of a binomial proportion (``(0, 1)`` when ``n == 0``)."""
+    """Wilson score interval of a binomial proportion (``(0, 1)`` when ``n == 0``), by scipy."""
     if n == 0:
         return 0.0, 1.0
-    z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    from scipy.stats import binomtest
+
+    ci = binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
+    return float(ci.low), float(ci.high)
 
 
 def _ratings(entrants: Sequence[str], records: Sequence[GameRecord]) -> list[tuple[float, float]]:
