@@ -11,6 +11,17 @@ from .rules import OPTIONS, PRESETS, Rules, RulesError, preset
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str) -> object:
+    # The PettingZoo env imports gymnasium and pettingzoo: load it only when it is asked for, so
+    # ``import uno_mk_env`` stays free of them.
+    if name == "uno_mario_kart_v0":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "Game", "IllegalActionError", "PlayerView", "StateError", "Rules", "RulesError", "OPTIONS",
     "PRESETS", "preset", "actions", "cards", "__version__",

@@ -27,7 +27,7 @@ def action_table() -> str:
 
 def card_table() -> str:
     """Kind ids, codes, names, copies, points and items of the 54 card kinds (R2, DESIGN §2)."""
-    rows = ["| kind ids | codes | cards | copies each | points | item |", "|---|---|---|---|---|---|"]
+    rows = ["| kind ids | codes | cards | copies each | points | item |", "|---" * 6 + "|"]
     for c, colour in enumerate(cards.COLOUR_NAMES):
         base = 13 * c
         item = cards.ITEM_NAMES[c]
@@ -63,7 +63,8 @@ SECTIONS: dict[str, Callable[[], str]] = {
 }
 
 _BLOCK = re.compile(
-    r"(<!-- BEGIN generated:(?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- END generated:(?P=name) -->)",
+    r"(<!-- BEGIN generated:(?P<name>[a-z_]+) -->\n)(?P<body>.*?)"
+    r"(<!-- END generated:(?P=name) -->)",
     re.S,
 )
 

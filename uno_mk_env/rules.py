@@ -163,6 +163,10 @@ class Rules:
     def __delattr__(self, name: str) -> None:
         raise AttributeError("Rules is immutable; use rules.replace(...)")
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickle/deepcopy rebuild through the validating constructor (__setattr__ is blocked)
+        return (Rules.from_dict, (self.to_dict(),))
+
     def replace(self, **changes: Any) -> Rules:
         """A copy with some options changed (validated)."""
         return Rules(**{**self.to_dict(), **changes})

@@ -1,0 +1,307 @@
+"""The observation and state encoders (uno_mk_env.observation): layout, content, bounds, leaks."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from uno_mk_env import PRESETS, Game, Rules, actions
+from uno_mk_env import observation as O
+from uno_mk_env.cards import CODES, COPIES, NUM_KINDS
+
+ROOT = Path(__file__).resolve().parents[1]
+PLAYER_COUNTS = (2, 3, 4, 10)
+
+
+def random_states(rules: Rules, seed: int, steps: int, every: int = 1):
+    """Yields the games met while playing ``steps`` uniformly random decisions (re-dealing at the
+    end of a game), every ``every``-th decision."""
+    rng = np.random.default_rng(seed)
+    g = Game(rules, seed=seed)
+    for i in range(steps):
+        if g.game_over:
+            g = Game(rules, seed=int(rng.integers(2**31)))
+        if i % every == 0:
+            yield g
+        legal = g.legal_action_ids()
+        g.step(legal[rng.integers(len(legal))])
+
+
+def reference_encode(view) -> np.ndarray:
+    """A slow, independent encoder written from the layout's descriptions."""
+    n, me = view.num_players, view.seat
+    out = {p.name: np.zeros(p.size, np.float32) for p in O.OBS_PIECES}
+
+    def rel(seat: int) -> int:
+        return (seat - me) % n
+
+    def hot(name: str, index: int) -> None:
+        if index >= 0:
+            out[name][index] = 1
+
+    out["hand"][:] = view.hand
+    hot("top_card", view.top_card)
+    hot("active_colour", view.active_colour)
+    if view.phase < actions.NUM_PHASES:
+        hot("phase", view.phase)
+    hot("drawn_card", view.drawn_card)
+    out["direction"][0] = 1 if view.direction == 1 else 0
+    for seat in range(n):
+        k = rel(seat)
+        out["seat_present"][k] = 1
+        out["hand_sizes"][k] = view.hand_sizes[seat]
+        out["uno_called"][k] = view.uno_called[seat]
+        out["scores"][k] = view.scores[seat] / 100
+    for name, seat in (("decider", view.current_player),
+                       ("previous_turn_player", view.previous_turn_player),
+                       ("uno_catchable", view.uno_catchable), ("uno_pending", view.uno_pending),
+                       ("w4_player", view.w4_player),
+                       ("revealed_by", view.revealed_by)):
+        if seat >= 0:
+            hot(name, rel(seat))
+    out["draw_pile_size"][0] = view.draw_pile_size
+    out["discard_pile_size"][0] = sum(view.discard_counts)
+    out["discard_counts"][:] = view.discard_counts
+    hot("w4_prev_colour", view.w4_prev_colour)
+    if view.revealed_hand is not None:
+        out["revealed_hand"][:] = view.revealed_hand
+    hot("last_item", view.last_item)
+    hot("colour_context", view.colour_context)
+    out["idle_turns"][0] = view.idle_turns
+    out["round"][0] = min(view.round, O.MAX_ROUND)
+    return np.concatenate([out[p.name] for p in O.OBS_PIECES])
+
+
+# ----------------------------------------------------------------------------------- layout
+def test_layout_pieces_are_contiguous_and_named_once():
+    names = [p.name for p in O.OBS_PIECES]
+    assert len(names) == len(set(names))
+    stops = [O.OBS_SLICES[n].stop for n in names]
+    starts = [O.OBS_SLICES[n].start for n in names]
+    assert starts == [0] + stops[:-1]
+    assert stops[-1] == O.OBS_SIZE == sum(p.size for p in O.OBS_PIECES)
+    assert O.observation_high(Rules()).shape == (O.OBS_SIZE,)
+    assert O.state_high(Rules()).shape == (O.STATE_SIZE,)
+
+
+def test_layout_markdown_lists_every_piece_with_its_index_range():
+    rows = O.layout_markdown().splitlines()
+    assert rows[0].startswith("| indices | name |")
+    body = rows[2:-1]
+    assert len(body) == len(O.OBS_PIECES)
+    for row, piece in zip(body, O.OBS_PIECES):
+        s = O.OBS_SLICES[piece.name]
+        expected = f"{s.start}" if piece.size == 1 else f"{s.start}–{s.stop - 1}"
+        assert row.startswith(f"| {expected} | `{piece.name}` | {piece.size} |")
+    assert f"**{O.OBS_SIZE}**" in rows[-1]
+    state_rows = O.state_layout_markdown().splitlines()
+    assert len(state_rows) == len(O.STATE_PIECES) + 3
+    assert f"**{O.STATE_SIZE}**" in state_rows[-1]
+
+
+def test_encoders_import_neither_gymnasium_nor_pettingzoo():
+    code = ("import sys, uno_mk_env, uno_mk_env.observation, uno_mk_env.render; "
+            "bad = [m for m in ('gymnasium', 'pettingzoo') if m in sys.modules]; "
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+# ---------------------------------------------------------------------------------- content
+@pytest.mark.parametrize("n", PLAYER_COUNTS)
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_encode_matches_the_reference_encoder_and_bounds(n, preset):
+    rules = Rules(**{**PRESETS[preset], "num_players": n,
+                     "match": "target_score", "target_score": 150})
+    high = O.observation_high(rules)
+    checked = 0
+    for g in random_states(rules, seed=n, steps=1500, every=7):
+        for seat in range(n):
+            view = g.view(seat)
+            obs = O.encode(view)
+            assert obs.dtype == np.float32 and obs.shape == (O.OBS_SIZE,)
+            np.testing.assert_array_equal(obs, reference_encode(view))
+            assert (obs >= 0).all() and (obs <= high).all()
+            checked += 1
+    assert checked > 100
+
+
+def test_scores_are_relative_and_scaled():
+    d = {"rules": {"num_players": 3}, "hands": [["R7"], ["G2"], ["B9"]],
+         "draw_pile": ["B3"], "discard_pile": ["R5"], "active_colour": "R",
+         "current_player": 1, "direction": 1, "scores": [10, 250, 0]}
+    g = Game.from_dict(d)
+    parts = O.split(O.encode(g.view(1)))
+    np.testing.assert_allclose(parts["scores"][:3], [2.5, 0.0, 0.1])
+    np.testing.assert_array_equal(parts["hand_sizes"], [1, 1, 1, 0, 0, 0, 0, 0, 0, 0])
+    np.testing.assert_array_equal(parts["seat_present"], [1, 1, 1, 0, 0, 0, 0, 0, 0, 0])
+    assert parts["decider"][0] == 1
+
+
+def test_fixed_size_for_every_player_count():
+    sizes = {O.encode(Game(Rules(num_players=n), seed=1).view(0)).shape for n in range(2, 11)}
+    assert sizes == {(O.OBS_SIZE,)}
+
+
+def test_action_mask_is_the_engines_legal_actions():
+    for g in random_states(Rules(num_players=3, uno_catch="next_player"), 5, 800):
+        mask = O.action_mask(g.legal_action_ids())
+        assert mask.dtype == np.int8 and mask.flags.writeable
+        np.testing.assert_array_equal(mask.astype(bool), g.legal_actions())
+
+
+# ------------------------------------------------------------------------------------ leaks
+def _redeal_hidden_from(g: Game, seat: int, rng: np.random.Generator) -> Game:
+    """The same position with every card ``seat`` cannot see shuffled among the places it cannot
+    see (other hands, draw pile), sizes kept. The card another decider is deciding whether to
+    play (``play_drawn``) stays in that hand, as the engine's state requires."""
+    d = g.to_dict()
+    keep: dict[int, str] = {}
+    if d["phase"] == "play_drawn" and d["current_player"] != seat:
+        keep[d["current_player"]] = d["drawn_card"]
+    pool: list[str] = list(d["draw_pile"])
+    sizes = {}
+    for s, hand in enumerate(d["hands"]):
+        if s == seat:
+            continue
+        hand = list(hand)
+        if s in keep:
+            hand.remove(keep[s])
+        sizes[s] = len(hand)
+        pool += hand
+    pool = [pool[i] for i in rng.permutation(len(pool))]
+    hands = [list(h) for h in d["hands"]]
+    for s, size in sizes.items():
+        hands[s] = pool[:size] + ([keep[s]] if s in keep else [])
+        pool = pool[size:]
+    return Game.from_dict({**d, "hands": hands, "draw_pile": pool})
+
+
+@pytest.mark.parametrize("n", PLAYER_COUNTS)
+@pytest.mark.parametrize("preset", ["default", "standard_uno", "variants"])
+def test_redealing_hidden_cards_leaves_the_observation_unchanged(n, preset):
+    rules = Rules(**{**PRESETS[preset], "num_players": n})
+    rng = np.random.default_rng(n)
+    changed = 0
+    for g in random_states(rules, seed=100 + n, steps=1200, every=11):
+        for seat in range(n):
+            g2 = _redeal_hidden_from(g, seat, rng)
+            changed += g2.hands != g.hands
+            np.testing.assert_array_equal(O.encode(g2.view(seat)), O.encode(g.view(seat)))
+    assert changed > 0  # the re-deals did move hidden cards
+
+
+@pytest.mark.parametrize("n", (2, 4))
+def test_redealing_one_hand_leaves_every_other_seats_observation_unchanged(n):
+    rng = np.random.default_rng(3)
+    for g in random_states(Rules(num_players=n), seed=7, steps=600, every=13):
+        d = g.to_dict()
+        for x in range(n):
+            if d["phase"] == "play_drawn" and d["current_player"] == x or not d["draw_pile"]:
+                continue
+            pool = list(d["hands"][x]) + list(d["draw_pile"])
+            pool = [pool[i] for i in rng.permutation(len(pool))]
+            size = len(d["hands"][x])
+            hands = [list(h) for h in d["hands"]]
+            hands[x] = pool[:size]
+            g2 = Game.from_dict({**d, "hands": hands, "draw_pile": pool[size:]})
+            for seat in range(n):
+                if seat != x:
+                    np.testing.assert_array_equal(O.encode(g2.view(seat)),
+                                                  O.encode(g.view(seat)))
+
+
+def _challenge_position() -> Game:
+    """Player 0 has just played a W4 (named Blue) holding a red card: an illegal W4 (R6.1);
+    player 1 decides whether to challenge, player 2 watches."""
+    return Game.from_dict({
+        "rules": {"num_players": 3},
+        "hands": [["R3", "G5", "WB"], ["Y1", "Y2"], ["B7", "G9", "R1"]],
+        "draw_pile": ["B1", "B2", "B3", "B4", "B5", "B6"],
+        "discard_pile": ["R9", "W4"], "active_colour": "B", "current_player": 1,
+        "direction": 1, "phase": "challenge",
+        "w4": {"player": 0, "previous_colour": "R", "illegal": True},
+    })
+
+
+def test_only_the_challenger_sees_the_revealed_hand():
+    """R6.3: the W4 player's hand is shown to the challenger only."""
+    g = _challenge_position()
+    shown = list(g.hand(0))
+    g.step(actions.CHALLENGE)
+    parts = [O.split(O.encode(g.view(s))) for s in range(3)]
+    np.testing.assert_array_equal(parts[1]["revealed_hand"], shown)
+    assert parts[1]["revealed_by"][(0 - 1) % 3] == 1
+    for s in (0, 2):
+        assert not parts[s]["revealed_hand"].any() and not parts[s]["revealed_by"].any()
+    # Another revealed hand changes what the challenger sees, and nothing anyone else sees.
+    d = g.to_dict()
+    assert d["reveal"]["hand"] == ["R3", "G5", "WB"]
+    g2 = Game.from_dict({**d, "reveal": {**d["reveal"], "hand": ["Y9", "G5", "WB"]}})
+    assert not np.array_equal(O.encode(g2.view(1)), O.encode(g.view(1)))
+    for s in (0, 2):
+        np.testing.assert_array_equal(O.encode(g2.view(s)), O.encode(g.view(s)))
+
+
+def test_revealed_hand_never_reaches_a_non_challenger_in_random_games():
+    reveals = 0
+    for n in (2, 3, 5):
+        seen = None
+        for g in random_states(Rules(num_players=n), seed=11 * n, steps=4000):
+            if g.reveal is None or g.reveal == seen:
+                continue
+            seen = g.reveal  # check each reveal once, right after the challenge
+            reveals += 1
+            w4_player, challenger, _ = g.reveal
+            for s in range(n):
+                parts = O.split(O.encode(g.view(s)))
+                if s == challenger:
+                    assert parts["revealed_by"][(w4_player - s) % n] == 1
+                else:
+                    assert not parts["revealed_hand"].any() and not parts["revealed_by"].any()
+    assert reveals > 0
+
+
+# ------------------------------------------------------------------------------------ state
+@pytest.mark.parametrize("n", PLAYER_COUNTS)
+def test_state_holds_every_hand_and_pile(n):
+    rules = Rules(num_players=n, match="target_score", target_score=100)
+    high = O.state_high(rules)
+    for g in random_states(rules, seed=n, steps=600, every=9):
+        st = O.encode_state(g)
+        assert st.shape == (O.STATE_SIZE,) and st.dtype == np.float32
+        assert (st >= 0).all() and (st <= high).all()
+        parts = O.split(st, O.STATE_PIECES)
+        hands = parts["hands"].reshape(O.MAX_SEATS, NUM_KINDS)
+        np.testing.assert_array_equal(hands[:n], g.hands)
+        assert not hands[n:].any()
+        draw = np.bincount(g.draw_pile, minlength=NUM_KINDS)
+        np.testing.assert_array_equal(parts["draw_pile_counts"], draw)
+        total = hands.sum(0) + parts["draw_pile_counts"] + parts["discard_counts"]
+        np.testing.assert_array_equal(total, COPIES)
+        np.testing.assert_allclose(parts["scores"][:n], np.array(g.scores) / 100)
+        assert parts["top_card"].argmax() == g.top_card
+
+
+def test_state_layout_markdown_names_the_hand_blocks():
+    assert re.search(r"\| 0–539 \| `hands` \| 540 \|", O.state_layout_markdown())
+    assert CODES[0] == "R0"  # the hands block is in kind-id order
+
+
+def test_encoder_reuse_returns_independent_arrays_and_survives_copies():
+    import copy
+    import pickle
+
+    g = Game(Rules(num_players=3), seed=4)
+    enc = O.ObservationEncoder()
+    first = enc(g.view(0))
+    kept = first.copy()
+    second = enc(g.view(1))
+    np.testing.assert_array_equal(first, kept)  # the second call did not write into the first
+    np.testing.assert_array_equal(second, O.encode(g.view(1)))
+    for clone in (copy.deepcopy(enc), pickle.loads(pickle.dumps(enc))):
+        np.testing.assert_array_equal(clone(g.view(2)), O.encode(g.view(2)))

@@ -1,0 +1,450 @@
+"""The PettingZoo AEC environment of ``uno_mario_kart_v0`` (its docstring is the spec).
+
+Two classes share one implementation:
+
+* :class:`UnoMarioKartEnv` (``raw_env``): the engine's :class:`~uno_mk_env.IllegalActionError`
+  propagates (nothing is changed, so the caller may catch it and step again).
+* :class:`GuardedUnoMarioKartEnv` (``env()``): PettingZoo's usual guarantees, implemented inline
+  instead of stacking ``OrderEnforcingWrapper``/``AssertOutOfBoundsWrapper``/
+  ``TerminateIllegalWrapper`` (≈ 30 µs a step): an illegal action ends the episode with
+  ``illegal_reward`` for the mover and an :class:`IllegalActionWarning`; an action that is not an
+  action id at all, or calls out of order, raise a clear error.
+
+The hot path costs one engine step, one (cached) ``int8`` mask and, in :meth:`observe`, one
+``game.view(seat)`` through the env's :class:`~uno_mk_env.observation.ObservationEncoder`.
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+from collections import deque
+from collections.abc import Iterator
+from typing import Any
+
+import gymnasium
+import numpy as np
+from pettingzoo import AECEnv
+from pettingzoo.utils.env import AECIterable, AECIterator
+
+from . import actions as A
+from . import render as R
+from .game import Game, IllegalActionError
+from .observation import (
+    OBS_SIZE,
+    SCORE_SCALE,
+    STATE_SIZE,
+    ObservationEncoder,
+    action_mask,
+    encode_state,
+    observation_high,
+    state_high,
+)
+from .rules import Rules
+
+__all__ = [
+    "GuardedUnoMarioKartEnv", "IllegalActionWarning", "REWARD_MODES", "UnoMarioKartEnv",
+    "check_env_options", "env", "raw_env", "round_rewards",
+]
+
+REWARD_MODES = ("win", "points")
+RENDER_MODES = ("human", "ansi")
+DEFAULT_MAX_STEPS = 2000
+
+_ZERO_MASK = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+_ZERO_MASK.flags.writeable = False  # shared by every seat that is not deciding
+_HISTORY = 8  # decisions kept for the render's "last events"
+_MASK_CACHE_SIZE = 4096  # masks by legal-id tuple; copying one is 4x cheaper than building it
+
+
+class IllegalActionWarning(UserWarning):
+    """Issued by ``env()`` when an illegal action ends the episode."""
+
+
+def round_rewards(game: Game, reward: str) -> list[float]:
+    """Per-seat rewards of the step that just ended a round (``game.round_over``), DESIGN §7.
+
+    ``"win"``: only when the game is over: winner +1, every other seat −1/(N−1); no winner
+    (stalemate, tied ``fixed_rounds``) 0 for all. ``"points"``: every round, as it ends: the round
+    winner +points/100, each other seat −(own hand points)/100; a round without a winner 0.
+    Both are zero-sum.
+    """
+    n = game.num_players
+    out = [0.0] * n
+    if reward == "win":
+        if game.game_over and game.winner is not None:
+            out = [-1.0 / (n - 1)] * n
+            out[game.winner] = 1.0
+        return out
+    winner = game.round_winner
+    if winner is None:
+        return out
+    for s, points in enumerate(game.round_hand_points):
+        if s != winner:
+            out[s] = -points / SCORE_SCALE
+            out[winner] += points / SCORE_SCALE
+    return out
+
+
+def check_env_options(reward: str, max_steps: int | None, render_mode: str | None) -> None:
+    """Validates the env-level options (rule options are validated by :class:`Rules`).
+
+    Raises:
+        ValueError: naming the option and the allowed values.
+    """
+    if reward not in REWARD_MODES:
+        raise ValueError(f"reward={reward!r} is not allowed; allowed: {REWARD_MODES}")
+    if max_steps is not None and (
+        not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1
+    ):
+        raise ValueError(f"max_steps must be a positive int or None, got {max_steps!r}")
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(
+            f"render_mode={render_mode!r} is not allowed; allowed: None, {RENDER_MODES}"
+        )
+
+
+class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
+    """UNO Mario Kart as a PettingZoo AEC env (``raw_env``); spec: :mod:`.uno_mario_kart_v0`.
+
+    Args:
+        num_players: seats at the table (2-10); agents ``player_0 … player_{N-1}``.
+        render_mode: ``None``, ``"ansi"`` (``render()`` returns the table) or ``"human"`` (it is
+            printed after every step).
+        reward: ``"win"`` or ``"points"`` (DESIGN.md §7).
+        max_steps: decisions per episode before every agent is truncated (``None``: no limit).
+        **rule_options: any option of :data:`uno_mk_env.rules.OPTIONS` (validated by
+            :class:`~uno_mk_env.Rules`, which raises :class:`~uno_mk_env.RulesError`).
+    """
+
+    metadata: dict[str, Any] = {
+        "name": "uno_mario_kart_v0",
+        "render_modes": list(RENDER_MODES),
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+    _illegal_reward: float | None = None  # None: raise the engine's IllegalActionError
+
+    def __init__(
+        self,
+        num_players: int = 4,
+        render_mode: str | None = None,
+        reward: str = "win",
+        max_steps: int | None = DEFAULT_MAX_STEPS,
+        **rule_options: Any,
+    ) -> None:
+        super().__init__()
+        self.rules = Rules(num_players=num_players, **rule_options)
+        check_env_options(reward, max_steps, render_mode)
+        self.render_mode = render_mode
+        self.reward_mode = reward
+        self.max_steps = max_steps
+        self._step_limit = max_steps if max_steps is not None else 2**63
+        n = self.rules.num_players
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self._seat = {a: i for i, a in enumerate(self.possible_agents)}
+        high = observation_high(self.rules)
+        self.observation_spaces = {
+            a: gymnasium.spaces.Dict({
+                "observation": gymnasium.spaces.Box(0.0, high, (OBS_SIZE,), np.float32),
+                "action_mask": gymnasium.spaces.Box(0, 1, (A.NUM_ACTIONS,), np.int8),
+            })
+            for a in self.possible_agents
+        }
+        self.action_spaces = {a: gymnasium.spaces.Discrete(A.NUM_ACTIONS)
+                              for a in self.possible_agents}
+        self.state_space = gymnasium.spaces.Box(
+            0.0, state_high(self.rules), (STATE_SIZE,), np.float32
+        )
+        self._rng: np.random.Generator | None = None
+        self._game: Game | None = None
+        self._done = True  # until reset(): step() takes the slow path, which explains
+        self._mask = _ZERO_MASK
+        self._steps = 0
+        self._dirty_rewards = False
+        self._history: deque[tuple[int, int]] = deque(maxlen=_HISTORY)
+        self._updates = 0  # step()/reset() calls, for the guarded agent_iter's order check
+        self._mask_cache: dict[tuple[int, ...], np.ndarray] = {}
+        self._encode = ObservationEncoder()
+
+    # ------------------------------------------------------------------ spaces / accessors
+    def observation_space(self, agent: str) -> gymnasium.spaces.Dict:
+        """``Dict(observation=Box(0, high, (OBS_SIZE,), float32), action_mask=Box(0, 1, (73,),
+        int8))``, the same object for every call."""
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> gymnasium.spaces.Discrete:
+        """``Discrete(73)`` (DESIGN.md §3), the same object for every call."""
+        return self.action_spaces[agent]
+
+    @property
+    def game(self) -> Game:
+        """The engine of the current episode (hidden state included: not for acting agents)."""
+        return self._require_game("game")
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        """The env's generator (seeded by ``reset(seed=...)``); it seeds each game's own one."""
+        if self._rng is None:
+            self._rng = np.random.default_rng()
+        return self._rng
+
+    def seat(self, agent: str) -> int:
+        """The seat index of ``agent`` (``"player_3"`` -> 3)."""
+        return self._seat[agent]
+
+    def _require_game(self, what: str) -> Game:
+        if self._game is None:
+            raise RuntimeError(f"reset() needs to be called before {what}")
+        return self._game
+
+    # ------------------------------------------------------------------ episode
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Deals a new game. ``seed`` reseeds the env's generator, which seeds each game's own
+        generator; without it the next game continues that sequence. ``options`` is unused."""
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        self._game = Game(self.rules, seed=int(self.np_random.integers(2**63)))
+        agents = self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(agents, 0.0)
+        self.terminations = dict.fromkeys(agents, False)
+        self.truncations = dict.fromkeys(agents, False)
+        self.infos = {a: {"action_mask": _ZERO_MASK} for a in agents}
+        self.agent_selection = agents[0]
+        self._skip_agent_selection = None
+        self._steps = 0
+        self._dirty_rewards = False
+        self._done = False
+        self._history.clear()
+        self._history.append((-1, 0))
+        self._updates += 1
+        self._select_decider()
+        if self.render_mode == "human":
+            self.render()
+
+    def _select_decider(self) -> None:
+        """Points ``agent_selection`` and its info's mask at the engine's decider."""
+        game = self._game
+        agent = self.possible_agents[game.current_player]
+        prev = self.agent_selection
+        if prev != agent:
+            self.infos[prev]["action_mask"] = _ZERO_MASK
+            self.agent_selection = agent
+        self._mask = self.infos[agent]["action_mask"] = self._legal_mask(game.legal_action_ids())
+
+    def _legal_mask(self, legal: tuple[int, ...]) -> np.ndarray:
+        mask = self._mask_cache.get(legal)
+        if mask is None:
+            if len(self._mask_cache) >= _MASK_CACHE_SIZE:
+                self._mask_cache.clear()
+            mask = self._mask_cache[legal] = action_mask(legal)
+        return mask.copy()
+
+    def step(self, action: int | None) -> None:
+        """Applies the decider's action (an id of DESIGN.md §3); ``None`` for a finished agent."""
+        self._updates += 1
+        if self._done:
+            self._finished_step(action)
+            return
+        game = self._game
+        render = self.render_mode
+        if render is not None:
+            self._history.append((game.current_player, len(game.events)))
+        try:
+            game.step(action)
+        except IllegalActionError:
+            if render is not None:
+                self._history.pop()
+            if self._illegal_reward is None:
+                raise
+            self._illegal(action)
+            return
+        agent = self.agent_selection
+        self._cumulative_rewards[agent] = 0.0
+        if self._dirty_rewards:
+            self._clear_rewards()
+            self._dirty_rewards = False
+        steps = self._steps = self._steps + 1
+        if game.round_over:
+            self._round_over()
+            if game.game_over:
+                self._end(terminated=True)
+                return
+        if steps >= self._step_limit:
+            self._end(terminated=False)
+            return
+        # _select_decider(), inlined: this is the hot path
+        infos = self.infos
+        decider = self.possible_agents[game.current_player]
+        if decider != agent:
+            infos[agent]["action_mask"] = _ZERO_MASK
+            self.agent_selection = decider
+        mask = self._mask_cache.get(game.legal_action_ids())
+        mask = mask.copy() if mask is not None else self._legal_mask(game.legal_action_ids())
+        self._mask = infos[decider]["action_mask"] = mask
+        if render == "human":
+            self.render()
+
+    def _round_over(self) -> None:
+        values = round_rewards(self._game, self.reward_mode)
+        if any(values):
+            rewards = self.rewards
+            for agent, value in zip(self.possible_agents, values):
+                rewards[agent] = value
+            self._accumulate_rewards()
+            self._dirty_rewards = True
+
+    def _end(self, terminated: bool) -> None:
+        """Every agent is terminated (game over) or truncated (``max_steps``)."""
+        self._done = True
+        self._mask = _ZERO_MASK
+        flags = self.terminations if terminated else self.truncations
+        for agent in self.agents:
+            flags[agent] = True
+            self.infos[agent]["action_mask"] = _ZERO_MASK
+        self._deads_step_first()
+        if self.render_mode == "human":
+            self.render()
+
+    def _illegal(self, action: Any) -> None:
+        try:
+            a = operator.index(action)
+        except TypeError:
+            raise TypeError(
+                f"action must be an int action id 0-{A.NUM_ACTIONS - 1} "
+                f"(None only for a terminated or truncated agent), got {action!r}"
+            ) from None
+        if not 0 <= a < A.NUM_ACTIONS:
+            raise ValueError(f"action {a} is out of the action space Discrete({A.NUM_ACTIONS})")
+        agent = self.agent_selection
+        legal = self._game.legal_action_ids()
+        warnings.warn(
+            f"illegal action {a} ({A.ACTION_NAMES[a]}) by {agent} in phase "
+            f"'{self._game.phase_name}' (legal: {[A.ACTION_NAMES[x] for x in legal]}); the "
+            f"episode ends with reward {self._illegal_reward} for {agent}",
+            IllegalActionWarning,
+            stacklevel=3,
+        )
+        self._cumulative_rewards[agent] = 0.0
+        self._clear_rewards()
+        self.rewards[agent] = float(self._illegal_reward)
+        self._accumulate_rewards()
+        self._dirty_rewards = True
+        self.infos[agent]["illegal_action"] = True
+        self._end(terminated=True)
+
+    def _finished_step(self, action: Any) -> None:
+        """Removes a terminated/truncated agent (PettingZoo's dead step); explains misuse."""
+        self._require_game("step()")
+        if not self.agents:
+            warnings.warn(
+                "step() called after every agent is terminated or truncated; call reset()",
+                stacklevel=3,
+            )
+            return
+        if action is not None:
+            raise ValueError(
+                f"{self.agent_selection} is terminated or truncated: the only valid action is "
+                f"None, got {action!r}"
+            )
+        self._was_dead_step(None)
+
+    # ------------------------------------------------------------------ observations
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``{"observation": float32[OBS_SIZE], "action_mask": int8[73]}`` of ``agent``
+        (DESIGN.md §5). The mask is all zero unless ``agent`` decides now; treat it as
+        read-only (the same array is in ``infos[agent]["action_mask"]``)."""
+        game = self._game
+        if game is None:
+            raise RuntimeError("reset() needs to be called before observe()")
+        seat = self._seat[agent]
+        return {
+            "observation": self._encode(game.view(seat)),
+            "action_mask": self._mask if seat == game.current_player else _ZERO_MASK,
+        }
+
+    def state(self) -> np.ndarray:
+        """The global perfect-information vector (``state_space``) for centralised critics."""
+        return encode_state(self._require_game("state()"))
+
+    def agent_iter(self, max_iter: int = 2**63) -> AECIterable:
+        """Yields ``agent_selection`` until every agent is done (call ``step()`` each time)."""
+        self._require_game("agent_iter()")
+        return super().agent_iter(max_iter)
+
+    # ------------------------------------------------------------------ render
+    def render(self) -> str | None:
+        """The table from ``agent_selection``'s seat: ``"ansi"`` returns it, ``"human"`` prints
+        it (and returns ``None``); without a render mode a warning is given."""
+        if self.render_mode is None:
+            gymnasium.logger.warn(
+                "You are calling render() without a render mode; pass render_mode='ansi' or "
+                "'human' to uno_mario_kart_v0.env()"
+            )
+            return None
+        game = self._require_game("render()")
+        seat = self._seat[self.agent_selection] if self.agents else max(game.current_player, 0)
+        text = R.render_game(
+            game, seat, self.possible_agents, self._history, step=self._steps, done=self._done
+        )
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+class GuardedUnoMarioKartEnv(UnoMarioKartEnv):
+    """``uno_mario_kart_v0.env()``: an illegal action ends the episode (−1 for the mover, 0 for
+    the others, an :class:`IllegalActionWarning`, ``infos[mover]["illegal_action"] = True``);
+    an action that is not an id of ``Discrete(73)`` raises ``ValueError``/``TypeError``; calls
+    before ``reset()`` raise ``RuntimeError``; ``agent_iter`` loops must call ``step()``.
+
+    Args:
+        illegal_reward: the mover's reward for an illegal action (default ``-1.0``).
+        Other arguments as :class:`UnoMarioKartEnv`.
+    """
+
+    def __init__(self, *args: Any, illegal_reward: float = -1.0, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._illegal_reward = float(illegal_reward)
+
+    def agent_iter(self, max_iter: int = 2**63) -> AECIterable:
+        self._require_game("agent_iter()")
+        return _CheckedIterable(self, max_iter)
+
+
+class _CheckedIterable(AECIterable):
+    def __iter__(self) -> Iterator[str]:
+        return _CheckedIterator(self.env, self.max_iter)
+
+
+class _CheckedIterator(AECIterator):
+    """Like PettingZoo's order-enforcing iterator: every yielded agent must be stepped."""
+
+    def __init__(self, env: UnoMarioKartEnv, max_iter: int) -> None:
+        super().__init__(env, max_iter)
+        self._last = -1
+
+    def __next__(self) -> str:
+        env = self.env
+        mark = env._updates
+        if mark == self._last:
+            raise RuntimeError("call step() (or reset()) in every iteration of agent_iter()")
+        agent = super().__next__()
+        self._last = mark
+        return agent
+
+
+#: The unguarded env class: illegal actions raise :class:`~uno_mk_env.IllegalActionError`.
+raw_env = UnoMarioKartEnv
+
+
+def env(
+    num_players: int = 4, render_mode: str | None = None, **kwargs: Any
+) -> GuardedUnoMarioKartEnv:
+    """The env with PettingZoo's usual guarantees (see :class:`GuardedUnoMarioKartEnv`)."""
+    return GuardedUnoMarioKartEnv(num_players=num_players, render_mode=render_mode, **kwargs)

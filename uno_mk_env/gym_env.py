@@ -1,0 +1,286 @@
+"""A single-agent Gymnasium env: one learning seat against fixed opponents.
+
+Description
+    The learner plays one seat of an UNO Mario Kart table; the other seats are played by the
+    given opponents inside :meth:`~UnoMarioKartGymEnv.step`, which returns at the learner's next
+    decision (or at the end of the episode). The engine is driven directly (no AEC env in
+    between). Observation and reward of every transition are the learner's own.
+
+Action Space
+    ``Discrete(73)`` (DESIGN.md §3). :meth:`~UnoMarioKartGymEnv.action_masks` gives the legal ones
+    for sb3-contrib's ``MaskablePPO``; ``info["action_mask"]`` holds the same as ``int8``.
+
+Observation Space
+    ``Box(0, high, (397,), float32)`` (397 = ``OBS_SIZE``): :func:`uno_mk_env.observation.encode`
+    of the learner's ``PlayerView`` (:func:`uno_mk_env.observation.layout_markdown`).
+
+Rewards
+    As the AEC env (``reward="win"`` or ``"points"``, DESIGN.md §7), for the learner's seat only,
+    summed over everything that happened since its previous decision (opponents' turns
+    included). An illegal action ends the episode with ``illegal_action_penalty`` (default −1)
+    and ``info["illegal_action"] = True``.
+
+Episode End
+    ``terminated`` when the game is over (or after an illegal action); ``truncated`` after
+    ``max_steps`` decisions of all seats together (default 2000). A deal in which the game ends
+    before the learner's first decision is replaced by a new one inside ``reset()``.
+
+Arguments
+    ``num_players`` (2-10, default 2), ``opponents`` (see below), ``learner_seat`` (``None``:
+    drawn at random each episode, or a fixed seat), ``reward``, ``illegal_action_penalty``,
+    ``max_steps``, ``render_mode`` (``None``/``"ansi"``/``"human"``) and every rule option of
+    :data:`uno_mk_env.rules.OPTIONS`.
+
+    ``opponents`` is ``None`` (uniformly random legal actions from the env's own seeded
+    generator), one policy for every opponent seat, or a sequence of ``num_players - 1``
+    policies, ``opponents[i]`` sitting ``i + 1`` seats clockwise from the learner. A policy is an
+    agent (anything with ``act(observation, action_mask, view)``, e.g.
+    :class:`agents.base.Agent`; the observation is skipped when its ``needs_observation`` is
+    ``False``) or a callable ``(observation, action_mask) -> action``. Agents are ``reset()`` at
+    every episode, with a seed drawn from the env's generator when ``reset(seed=...)`` is given.
+
+Version History
+    v0: initial release.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+
+from . import actions as A
+from . import render as R
+from .env import DEFAULT_MAX_STEPS, RENDER_MODES, check_env_options, round_rewards
+from .game import Game, IllegalActionError
+from .observation import OBS_SIZE, ObservationEncoder, action_mask, observation_high
+from .rules import Rules
+
+__all__ = ["UnoMarioKartGymEnv"]
+
+Policy = Any  # an agent with .act(observation, action_mask, view) or a callable (obs, mask)
+
+
+class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
+    """One learning seat against ``opponents``; see the module docstring for the full spec."""
+
+    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": 1}
+
+    def __init__(
+        self,
+        num_players: int = 2,
+        opponents: Policy | Sequence[Policy] | None = None,
+        learner_seat: int | None = None,
+        reward: str = "win",
+        illegal_action_penalty: float = -1.0,
+        max_steps: int | None = DEFAULT_MAX_STEPS,
+        render_mode: str | None = None,
+        **rule_options: Any,
+    ) -> None:
+        self.rules = Rules(num_players=num_players, **rule_options)
+        n = self.rules.num_players
+        check_env_options(reward, max_steps, render_mode)
+        if learner_seat is not None and (
+            not isinstance(learner_seat, int) or not 0 <= learner_seat < n
+        ):
+            raise ValueError(f"learner_seat must be None or a seat 0-{n - 1}, got {learner_seat!r}")
+        self.opponents = self._parse_opponents(opponents, n)
+        self.learner_seat = learner_seat
+        self.reward_mode = reward
+        self.illegal_action_penalty = float(illegal_action_penalty)
+        self.max_steps = max_steps
+        self.render_mode = render_mode
+        self.observation_space = gymnasium.spaces.Box(
+            0.0, observation_high(self.rules), (OBS_SIZE,), np.float32
+        )
+        self.action_space = gymnasium.spaces.Discrete(A.NUM_ACTIONS)
+        self._names = [f"player_{i}" for i in range(n)]
+        self._game: Game | None = None
+        self._seat = 0
+        self._steps = 0
+        self._over = False
+        self._history: deque[tuple[int, int]] = deque(maxlen=8)
+        self._encode = ObservationEncoder()
+
+    @staticmethod
+    def _parse_opponents(opponents: Any, n: int) -> list[Policy | None]:
+        if opponents is None or hasattr(opponents, "act") or callable(opponents):
+            return [opponents] * (n - 1)
+        if isinstance(opponents, Sequence) and not isinstance(opponents, str):
+            policies = list(opponents)
+            if len(policies) != n - 1:
+                raise ValueError(
+                    f"opponents must hold num_players - 1 = {n - 1} policies, got {len(policies)}"
+                )
+            for p in policies:
+                if p is not None and not hasattr(p, "act") and not callable(p):
+                    raise TypeError(
+                        "each opponent must be an agent with .act(observation, action_mask, view)"
+                        f" or a callable (observation, action_mask) -> action, got {p!r}"
+                    )
+            return policies
+        raise TypeError(
+            "opponents must be None, an agent, a callable or a sequence of them, "
+            f"got {type(opponents).__name__}"
+        )
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def game(self) -> Game:
+        """The engine of the current episode (hidden state included)."""
+        if self._game is None:
+            raise RuntimeError("reset() needs to be called first")
+        return self._game
+
+    @property
+    def seat(self) -> int:
+        """The learner's seat in the current episode."""
+        return self._seat
+
+    # ------------------------------------------------------------------ gymnasium API
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Deals a new game (``options`` is unused) and plays the opponents up to the learner's
+        first decision."""
+        super().reset(seed=seed)
+        rng = self.np_random
+        agents = {id(p): p for p in self.opponents if p is not None and hasattr(p, "reset")}
+        for agent in agents.values():
+            agent.reset(None if seed is None else int(rng.integers(2**63)))
+        n = self.rules.num_players
+        while True:
+            self._seat = self.learner_seat if self.learner_seat is not None else int(
+                rng.integers(n)
+            )
+            self._game = Game(self.rules, seed=int(rng.integers(2**63)))
+            self._steps = 0
+            self._over = False
+            self._history.clear()
+            self._history.append((-1, 0))
+            self._play_opponents()
+            if not self._over:
+                break
+        if self.render_mode == "human":
+            self.render()
+        return self._encode(self._game.view(self._seat)), self._info()
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Plays the learner's ``action`` and the opponents up to its next decision."""
+        game = self._game
+        if game is None:
+            raise RuntimeError("reset() needs to be called before step()")
+        if self._over:
+            raise RuntimeError("the episode is over; call reset()")
+        try:
+            a = operator.index(action)
+        except TypeError:
+            raise TypeError(f"action must be an int action id, got {action!r}") from None
+        if not 0 <= a < A.NUM_ACTIONS:
+            raise ValueError(f"action {a} is out of the action space Discrete({A.NUM_ACTIONS})")
+        if self.render_mode is not None:
+            self._history.append((self._seat, len(game.events)))
+        try:
+            game.step(a)
+        except IllegalActionError:
+            self._over = True
+            info = self._info()
+            info["illegal_action"] = True
+            return (self._encode(game.view(self._seat)), self.illegal_action_penalty, True, False,
+                    info)
+        reward = self._after_step()
+        if not self._over:
+            reward += self._play_opponents()
+        if self.render_mode == "human":
+            self.render()
+        terminated = game.game_over
+        truncated = self._over and not terminated
+        return self._encode(game.view(self._seat)), reward, terminated, truncated, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """Bool mask of the learner's legal actions (all ``False`` once the episode is over)."""
+        mask = np.zeros(A.NUM_ACTIONS, dtype=bool)
+        if self._game is not None and not self._over:
+            mask[list(self._game.legal_action_ids())] = True
+        return mask
+
+    def render(self) -> str | None:
+        """The table from the learner's seat: returned (``"ansi"``) or printed (``"human"``)."""
+        if self.render_mode is None:
+            gymnasium.logger.warn(
+                "You are calling render() without a render mode; pass render_mode='ansi' or "
+                "'human' to UnoMarioKartGymEnv"
+            )
+            return None
+        text = R.render_game(
+            self.game, self._seat, self._names, self._history, step=self._steps, done=self._over
+        )
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    # ------------------------------------------------------------------ internals
+    def _info(self) -> dict[str, Any]:
+        game = self._game
+        if self._over:
+            mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+        else:
+            mask = action_mask(game.legal_action_ids())
+        info: dict[str, Any] = {"action_mask": mask, "learner_seat": self._seat}
+        if game.game_over:
+            info["winner"] = game.winner
+            info["scores"] = list(game.scores)
+        return info
+
+    def _after_step(self) -> float:
+        """Bookkeeping after any seat's step: the learner's reward, episode end."""
+        game = self._game
+        self._steps += 1
+        reward = round_rewards(game, self.reward_mode)[self._seat] if game.round_over else 0.0
+        if game.game_over or (self.max_steps is not None and self._steps >= self.max_steps):
+            self._over = True
+        return reward
+
+    def _play_opponents(self) -> float:
+        """Opponents decide until the learner does or the episode ends; their steps' reward for
+        the learner."""
+        game = self._game
+        me = self._seat
+        n = self.rules.num_players
+        history = self._history if self.render_mode is not None else None
+        total = 0.0
+        while not self._over and game.current_player != me:
+            p = game.current_player
+            policy = self.opponents[(p - me) % n - 1]
+            legal = game.legal_action_ids()
+            if policy is None:
+                action = legal[int(self.np_random.random() * len(legal))]
+            else:
+                action = self._ask(policy, p, legal)
+            if history is not None:
+                history.append((p, len(game.events)))
+            try:
+                game.step(action)
+            except IllegalActionError as e:
+                raise IllegalActionError(
+                    f"opponent {policy!r} at seat {p} returned an illegal action: {e}"
+                ) from None
+            total += self._after_step()
+        return total
+
+    def _ask(self, policy: Policy, seat: int, legal: tuple[int, ...]) -> Any:
+        view = self._game.view(seat)
+        mask = action_mask(legal)
+        act: Callable[..., Any] | None = getattr(policy, "act", None)
+        if act is not None:
+            obs = self._encode(view) if getattr(policy, "needs_observation", True) else None
+            return act(obs, mask, view)
+        return policy(self._encode(view), mask)

@@ -1,0 +1,413 @@
+"""Observation and global-state vectors, built from named pieces (DESIGN.md §5).
+
+The layout is one list of :class:`Piece` (name, size, description, upper bound); offsets are
+derived from it, the encoder writes the pieces in that order, and the README tables
+(:func:`layout_markdown`, :func:`state_layout_markdown`) are generated from the same list, as
+OpenSpiel's ``KuhnPokerObserver`` does.
+
+* :func:`encode` turns a :class:`~uno_mk_env.PlayerView` (``game.view(seat)``) into a ``float32``
+  vector of :data:`OBS_SIZE`. It sees nothing but the view, so it cannot leak hidden cards.
+  Opponents appear in relative seat order (slot ``k`` = the seat ``k`` places clockwise from the
+  observer, slot 0 = the observer), padded to 10 slots, so the size is the same for 2-10 players.
+* :func:`encode_state` is the perfect-information vector for centralised critics (absolute seats,
+  every hand, the draw pile's contents, hidden W4 legality).
+* :func:`action_mask` turns legal action ids into the ``int8[73]`` mask.
+
+Scaling: counts (cards per kind, hand and pile sizes, idle turns, round number) are raw small
+integers; scores are divided by 100 (the unit of ``reward="points"``). Everything is ``>= 0``.
+
+Speed: see :class:`ObservationEncoder` (a few microseconds a call).
+
+Imports only numpy and the engine (no gymnasium / pettingzoo).
+"""
+
+from __future__ import annotations
+
+from operator import itemgetter
+from typing import NamedTuple
+
+import numpy as np
+
+from . import actions as A
+from .cards import COPIES, NUM_CARDS, NUM_COLOURS, NUM_ITEMS, NUM_KINDS, POINTS
+from .game import Game, PlayerView
+from .rules import Rules
+
+MAX_SEATS = 10  #: slots of every per-seat block (relative seats 0-9, 0 = the observer)
+SCORE_SCALE = 100.0  #: scores are divided by this (the unit of ``reward="points"``)
+MAX_ROUND_POINTS = sum(c * p for c, p in zip(COPIES, POINTS))  #: 1440: every card's points
+MAX_ROUND = 255  #: the round number is clipped here (it is stored as a byte)
+NUM_COLOUR_CONTEXTS = 4  #: why a colour is being chosen: W4, Bob-omb, start card, nothing flipped
+
+__all__ = [
+    "OBS_PIECES", "OBS_SIZE", "OBS_SLICES", "STATE_PIECES", "STATE_SIZE", "STATE_SLICES",
+    "ObservationEncoder", "Piece",
+    "action_mask", "encode", "encode_state", "layout_markdown", "observation_high", "split",
+    "state_high", "state_layout_markdown",
+]
+
+
+class Piece(NamedTuple):
+    """One named slice of a vector.
+
+    Attributes:
+        name: identifier (also the key of :func:`split`).
+        size: number of entries.
+        doc: what the entries mean (one README table cell).
+        high: upper bound of every entry, or a tuple with one bound per entry; ``None`` for the
+            score pieces, whose bound depends on the rules (see :func:`observation_high`).
+    """
+
+    name: str
+    size: int
+    doc: str
+    high: float | tuple[float, ...] | None = 1.0
+
+
+_PHASES = ", ".join(A.PHASE_NAMES[:A.NUM_PHASES])
+_SEATS = "slot k = the seat k places clockwise from me (0 = me); unused slots 0"
+
+#: The observation layout, in order (DESIGN.md §5).
+OBS_PIECES: tuple[Piece, ...] = (
+    Piece("hand", NUM_KINDS, "my hand: number of cards of each kind (kind id order)", COPIES),
+    Piece("top_card", NUM_KINDS, "one-hot kind of the top card of the discard pile"),
+    Piece("active_colour", NUM_COLOURS, "one-hot active colour (R, Y, G, B)"),
+    Piece("phase", A.NUM_PHASES,
+          f"one-hot decision phase ({_PHASES}); all 0 once the game is over"),
+    Piece("drawn_card", NUM_KINDS,
+          "one-hot kind of the card I just drew, only while I decide in `play_drawn`"),
+    Piece("direction", 1, "1 = clockwise, 0 = counter-clockwise"),
+    Piece("seat_present", MAX_SEATS, f"1 for every seat at the table; {_SEATS}"),
+    Piece("hand_sizes", MAX_SEATS, f"cards in each hand; {_SEATS}", float(NUM_CARDS)),
+    Piece("uno_called", MAX_SEATS, f"1 if that player has called UNO; {_SEATS}"),
+    Piece("scores", MAX_SEATS, f"game score / {SCORE_SCALE:g}; {_SEATS}", None),
+    Piece("decider", MAX_SEATS,
+          "one-hot relative seat of the player deciding now (0 = me); all 0 once over"),
+    Piece("previous_turn_player", MAX_SEATS,
+          "one-hot relative seat of the player whose turn came before the current turn"),
+    Piece("uno_catchable", MAX_SEATS,
+          "one-hot relative seat of a player whose missed UNO can be caught now "
+          "(`uno_catch=\"next_player\"` only)"),
+    Piece("uno_pending", MAX_SEATS,
+          "one-hot relative seat of a player left with one card and no UNO call whose penalty "
+          "or catch is still open"),
+    Piece("draw_pile_size", 1, "cards in the draw pile", float(NUM_CARDS)),
+    Piece("discard_pile_size", 1, "cards in the discard pile", float(NUM_CARDS)),
+    Piece("discard_counts", NUM_KINDS, "discard pile: number of cards of each kind", COPIES),
+    Piece("w4_prev_colour", NUM_COLOURS,
+          "one-hot active colour before this round's latest Wild Draw Four (0 if none)"),
+    Piece("w4_player", MAX_SEATS, "one-hot relative seat of who played that Wild Draw Four"),
+    Piece("revealed_hand", NUM_KINDS,
+          "the W4 player's hand shown to me by my challenge this round, per kind (0 otherwise)",
+          COPIES),
+    Piece("revealed_by", MAX_SEATS, "one-hot relative seat of the player whose hand I saw"),
+    Piece("last_item", NUM_ITEMS,
+          "one-hot item last activated this round (Mushroom, Banana Peel, Green Shell, "
+          "Lightning, Bob-omb)"),
+    Piece("colour_context", NUM_COLOUR_CONTEXTS,
+          "one-hot reason of a pending colour choice (W4, Bob-omb, start card, nothing to flip)"),
+    Piece("idle_turns", 1, "turns in a row without a card played or drawn (R9 stalemate count)",
+          float(MAX_SEATS)),
+    Piece("round", 1, f"round number (1-based, clipped at {MAX_ROUND})", float(MAX_ROUND)),
+)
+
+_ABS = "index = absolute seat; unused seats 0"
+
+#: The global state layout (perfect information, absolute seats), in order.
+STATE_PIECES: tuple[Piece, ...] = (
+    Piece("hands", MAX_SEATS * NUM_KINDS,
+          f"every hand, count per kind: seat s at [54·s, 54·s + 54); {_ABS}", COPIES * MAX_SEATS),
+    Piece("draw_pile_counts", NUM_KINDS, "draw pile: number of cards of each kind", COPIES),
+    Piece("discard_counts", NUM_KINDS, "discard pile: number of cards of each kind", COPIES),
+    Piece("top_card", NUM_KINDS, "one-hot kind of the top card"),
+    Piece("active_colour", NUM_COLOURS, "one-hot active colour"),
+    Piece("phase", A.NUM_PHASES, f"one-hot decision phase ({_PHASES}); all 0 once over"),
+    Piece("current_player", MAX_SEATS, "one-hot seat of the decider; all 0 once over"),
+    Piece("drawn_card", NUM_KINDS, "one-hot kind of the card the decider just drew (`play_drawn`)"),
+    Piece("direction", 1, "1 = clockwise, 0 = counter-clockwise"),
+    Piece("seat_present", MAX_SEATS, f"1 for every seat at the table; {_ABS}"),
+    Piece("hand_sizes", MAX_SEATS, f"cards in each hand; {_ABS}", float(NUM_CARDS)),
+    Piece("uno_called", MAX_SEATS, f"1 if that player has called UNO; {_ABS}"),
+    Piece("scores", MAX_SEATS, f"game score / {SCORE_SCALE:g}; {_ABS}", None),
+    Piece("draw_pile_size", 1, "cards in the draw pile", float(NUM_CARDS)),
+    Piece("discard_pile_size", 1, "cards in the discard pile", float(NUM_CARDS)),
+    Piece("w4_player", MAX_SEATS, "one-hot seat of who played this round's latest W4"),
+    Piece("w4_prev_colour", NUM_COLOURS, "one-hot active colour before that W4"),
+    Piece("w4_illegal", 1, "1 if that W4 broke R6.1 (hidden from the players)"),
+    Piece("reveal_player", MAX_SEATS, "one-hot seat whose hand a challenge revealed this round"),
+    Piece("reveal_to", MAX_SEATS, "one-hot seat of the challenger who saw it"),
+    Piece("last_item", NUM_ITEMS, "one-hot item last activated this round"),
+    Piece("colour_context", NUM_COLOUR_CONTEXTS, "one-hot reason of a pending colour choice"),
+    Piece("uno_miss", MAX_SEATS, "one-hot seat with a pending missed UNO"),
+    Piece("idle_turns", 1, "R9 stalemate count", float(MAX_SEATS)),
+    Piece("round", 1, f"round number (clipped at {MAX_ROUND})", float(MAX_ROUND)),
+    Piece("turn_player", MAX_SEATS, "one-hot seat whose turn it is"),
+    Piece("previous_turn_player", MAX_SEATS, "one-hot seat whose turn came before"),
+    Piece("dealer", MAX_SEATS, "one-hot seat of this round's dealer"),
+)
+
+
+def _slices(pieces: tuple[Piece, ...]) -> dict[str, slice]:
+    out, start = {}, 0
+    for p in pieces:
+        out[p.name] = slice(start, start + p.size)
+        start += p.size
+    return out
+
+
+OBS_SLICES: dict[str, slice] = _slices(OBS_PIECES)  #: piece name -> index range
+OBS_SIZE: int = sum(p.size for p in OBS_PIECES)  #: length of the observation vector
+STATE_SLICES: dict[str, slice] = _slices(STATE_PIECES)
+STATE_SIZE: int = sum(p.size for p in STATE_PIECES)
+
+
+def max_score(rules: Rules) -> int:
+    """An upper bound of any seat's game score under ``rules`` (for the space bounds)."""
+    if rules.match == "target_score":
+        return rules.target_score - 1 + MAX_ROUND_POINTS
+    if rules.match == "fixed_rounds":
+        return rules.rounds * MAX_ROUND_POINTS
+    return MAX_ROUND_POINTS
+
+
+def _high(pieces: tuple[Piece, ...], rules: Rules) -> np.ndarray:
+    score_high = max_score(rules) / SCORE_SCALE
+    parts = []
+    for p in pieces:
+        h = score_high if p.high is None else p.high
+        parts.append(np.broadcast_to(np.asarray(h, dtype=np.float32), (p.size,)))
+    return np.concatenate(parts).astype(np.float32)
+
+
+def observation_high(rules: Rules) -> np.ndarray:
+    """Upper bounds of the observation entries (the lower bound is 0 everywhere)."""
+    return _high(OBS_PIECES, rules)
+
+
+def state_high(rules: Rules) -> np.ndarray:
+    """Upper bounds of the state entries (the lower bound is 0 everywhere)."""
+    return _high(STATE_PIECES, rules)
+
+
+def split(vector: np.ndarray, pieces: tuple[Piece, ...] = OBS_PIECES) -> dict[str, np.ndarray]:
+    """The named pieces of an observation (or, with ``STATE_PIECES``, a state) vector."""
+    slices = _slices(pieces)
+    return {name: vector[..., s] for name, s in slices.items()}
+
+
+def _markdown(pieces: tuple[Piece, ...]) -> str:
+    rows = ["| indices | name | size | meaning |", "|---|---|---|---|"]
+    slices = _slices(pieces)
+    for p in pieces:
+        s = slices[p.name]
+        idx = f"{s.start}" if p.size == 1 else f"{s.start}–{s.stop - 1}"
+        rows.append(f"| {idx} | `{p.name}` | {p.size} | {p.doc} |")
+    rows.append(f"| | **total** | **{sum(p.size for p in pieces)}** | |")
+    return "\n".join(rows)
+
+
+def layout_markdown() -> str:
+    """The README's observation table, generated from :data:`OBS_PIECES`."""
+    return _markdown(OBS_PIECES)
+
+
+def state_layout_markdown() -> str:
+    """The README's ``state()`` table, generated from :data:`STATE_PIECES`."""
+    return _markdown(STATE_PIECES)
+
+
+# ------------------------------------------------------------------------------- the encoders
+def _one_hot_table(width: int) -> tuple[bytes, ...]:
+    """``table[i]`` = one-hot bytes of ``i``; ``table[-1]`` = all zeros (index ``-1`` = none)."""
+    rows = [bytes(1 if j == i else 0 for j in range(width)) for i in range(width)]
+    return (*rows, bytes(width))
+
+
+_HOT_KIND = _one_hot_table(NUM_KINDS)
+_HOT_COLOUR = _one_hot_table(NUM_COLOURS)
+_HOT_PHASE = _one_hot_table(A.NUM_PHASES)  # index GAME_OVER (5) is the all-zero row
+_HOT_ITEM = _one_hot_table(NUM_ITEMS)
+_HOT_CONTEXT = _one_hot_table(NUM_COLOUR_CONTEXTS)
+_HOT_SEAT = _one_hot_table(MAX_SEATS)
+_PAD = tuple(bytes(MAX_SEATS - k) for k in range(MAX_SEATS + 1))  # _PAD[k]: pad k slots to 10
+_PRESENT = tuple(b"\x01" * n + bytes(MAX_SEATS - n) for n in range(MAX_SEATS + 1))
+_DIRECTION = {1: b"\x01", -1: b"\x00"}
+_SCORES = OBS_SLICES["scores"].start
+
+
+_TRASH = OBS_SIZE  # index of a scratch byte past the vector: where "none" one-hots are written
+
+
+def _index(name: str) -> tuple[int, ...]:
+    """Absolute indices of the piece's entries, then the scratch index (so ``[-1]`` = none)."""
+    s = OBS_SLICES[name]
+    return (*range(s.start, s.stop), _TRASH)
+
+
+_I_TOP = _index("top_card")
+_I_COLOUR = _index("active_colour")
+_I_PHASE = _index("phase")  # index GAME_OVER (5) is the scratch byte too
+_I_DRAWN = _index("drawn_card")
+_I_DECIDER = _index("decider")
+_I_PREVIOUS = _index("previous_turn_player")
+_I_CATCHABLE = _index("uno_catchable")
+_I_PENDING = _index("uno_pending")
+_I_W4_COLOUR = _index("w4_prev_colour")
+_I_W4_PLAYER = _index("w4_player")
+_I_REVEALED_BY = _index("revealed_by")
+_I_ITEM = _index("last_item")
+_I_CONTEXT = _index("colour_context")
+_HAND = OBS_SLICES["hand"].start
+_DIRECTION_I = OBS_SLICES["direction"].start
+_PRESENT_I = OBS_SLICES["seat_present"].start
+_SIZES = OBS_SLICES["hand_sizes"].start
+_UNO = OBS_SLICES["uno_called"].start
+_SCORES = OBS_SLICES["scores"].start
+_DRAW_SIZE = OBS_SLICES["draw_pile_size"].start
+_DISCARD_SIZE = OBS_SLICES["discard_pile_size"].start
+_DISCARD = OBS_SLICES["discard_counts"].start
+_REVEALED = OBS_SLICES["revealed_hand"].start
+_IDLE = OBS_SLICES["idle_turns"].start
+_ROUND = OBS_SLICES["round"].start
+_ONES = tuple(b"\x01" * n for n in range(MAX_SEATS + 1))
+_NO_SCORES = tuple((0,) * n for n in range(MAX_SEATS + 1))
+#: ``_RELATIVE[n][me][seat]`` = ``(seat - me) % n``; ``[-1]`` (no seat) stays ``-1``.
+_RELATIVE = tuple(
+    tuple((*((s - me) % n for s in range(n)), -1) for me in range(n)) for n in range(MAX_SEATS + 1)
+)
+#: The view fields the encoder reads, fetched in one C call (indices looked up by name).
+_VIEW_FIELDS = itemgetter(*(PlayerView._fields.index(name) for name in (
+    "seat", "num_players", "hand", "top_card", "active_colour", "phase", "drawn_card", "direction",
+    "hand_sizes", "uno_called", "scores", "current_player", "previous_turn_player",
+    "uno_catchable", "uno_pending", "draw_pile_size", "discard_counts", "w4_prev_colour",
+    "w4_player", "revealed_hand", "revealed_by", "last_item", "colour_context", "idle_turns",
+    "round",
+)))
+_ZERO_BUFFER = bytes(OBS_SIZE + 1)
+
+
+class ObservationEncoder:
+    """Encodes :class:`~uno_mk_env.PlayerView` objects into observation vectors.
+
+    Owns a scratch buffer, so an env keeps one and reuses it (not thread-safe; copies and
+    pickles get a fresh buffer). Each call returns a new ``float32[OBS_SIZE]`` array.
+
+    Speed (the AEC loop's budget is a few microseconds): the integer pieces are written into a
+    ``bytearray`` (a slice assignment converts a 54-tuple in C, a one-hot is one byte store
+    through a precomputed index table whose last entry is a scratch byte, so "none" needs no
+    branch), then one ``astype`` makes the ``float32`` vector; only non-zero scores are written
+    as floats afterwards.
+    """
+
+    __slots__ = ("_buf", "_u8")
+
+    def __init__(self) -> None:
+        self._buf = bytearray(OBS_SIZE + 1)
+        self._u8 = np.frombuffer(self._buf, np.uint8, count=OBS_SIZE)
+
+    def __reduce__(self) -> tuple[type, tuple]:
+        return (ObservationEncoder, ())  # the numpy view must share the new buffer
+
+    def __call__(self, view: PlayerView) -> np.ndarray:
+        (me, n, hand, top, colour, phase, drawn, direction, sizes, uno, scores, decider, previous,
+         catchable, pending, draw_size, discard, w4_colour, w4_player, revealed, revealed_by,
+         item, context, idle, rnd) = _VIEW_FIELDS(view)
+        rel = _RELATIVE[n][me]
+        buf = self._buf
+        buf[:] = _ZERO_BUFFER
+        buf[_HAND:_HAND + NUM_KINDS] = hand
+        buf[_I_TOP[top]] = 1
+        buf[_I_COLOUR[colour]] = 1
+        buf[_I_PHASE[phase]] = 1
+        buf[_I_DRAWN[drawn]] = 1
+        buf[_DIRECTION_I] = direction == 1
+        buf[_PRESENT_I:_PRESENT_I + n] = _ONES[n]
+        buf[_SIZES:_SIZES + n] = sizes[me:] + sizes[:me]
+        buf[_UNO:_UNO + n] = uno[me:] + uno[:me]
+        buf[_I_DECIDER[rel[decider]]] = 1
+        buf[_I_PREVIOUS[rel[previous]]] = 1
+        buf[_I_CATCHABLE[rel[catchable]]] = 1
+        buf[_I_PENDING[rel[pending]]] = 1
+        buf[_DRAW_SIZE] = draw_size
+        buf[_DISCARD_SIZE] = sum(discard)
+        buf[_DISCARD:_DISCARD + NUM_KINDS] = discard
+        buf[_I_W4_COLOUR[w4_colour]] = 1
+        buf[_I_W4_PLAYER[rel[w4_player]]] = 1
+        if revealed is not None:
+            buf[_REVEALED:_REVEALED + NUM_KINDS] = revealed
+            buf[_I_REVEALED_BY[rel[revealed_by]]] = 1
+        buf[_I_ITEM[item]] = 1
+        buf[_I_CONTEXT[context]] = 1
+        buf[_IDLE] = idle
+        buf[_ROUND] = rnd if rnd < MAX_ROUND else MAX_ROUND
+        obs = self._u8.astype(np.float32)
+        if scores != _NO_SCORES[n]:
+            obs[_SCORES:_SCORES + n] = [x / SCORE_SCALE for x in scores[me:] + scores[:me]]
+        return obs
+
+
+def encode(view: PlayerView) -> np.ndarray:
+    """The observation vector (``float32[OBS_SIZE]``, a new array) of the seat whose view it is.
+
+    Only ``view`` is read: what the seat may not know is not in the view, so not in the vector.
+    (Envs keep an :class:`ObservationEncoder`, which saves allocating its buffer per call.)
+    """
+    return ObservationEncoder()(view)
+
+
+_MASK_TEMPLATE = bytes(A.NUM_ACTIONS)
+
+
+def action_mask(legal: tuple[int, ...] | list[int]) -> np.ndarray:
+    """The ``int8[73]`` mask (a new, writable array) of the given legal action ids."""
+    buf = bytearray(_MASK_TEMPLATE)
+    for a in legal:
+        buf[a] = 1
+    return np.frombuffer(buf, np.int8)
+
+
+def encode_state(game: Game) -> np.ndarray:
+    """The global, perfect-information state vector (``float32[STATE_SIZE]``) of ``game``.
+
+    Reads the game itself (every hand, the draw pile's contents, the hidden W4 legality): for
+    centralised critics only, never for a policy that acts at the table.
+    """
+    n = game.num_players
+    over = game.game_over
+    draw_counts = [0] * NUM_KINDS
+    for k in game.draw_pile:
+        draw_counts[k] += 1
+    reveal = game.reveal
+    hands = b"".join(bytes(h) for h in game.hands) + bytes(NUM_KINDS * (MAX_SEATS - n))
+    chunks = [
+        hands,
+        bytes(draw_counts),
+        bytes(game.discard_counts),
+        _HOT_KIND[game.discard[-1] if game.discard else -1],
+        _HOT_COLOUR[game.colour],
+        _HOT_PHASE[game.phase],
+        _HOT_SEAT[-1 if over else game.current_player],
+        _HOT_KIND[game.drawn],
+        _DIRECTION[game.direction],
+        _PRESENT[n],
+        bytes(game.sizes), _PAD[n],
+        bytes(game.uno_called), _PAD[n],
+        _PAD[0],  # scores
+        bytes((len(game.draw_pile), len(game.discard))),
+        _HOT_SEAT[game.w4_player],
+        _HOT_COLOUR[game.w4_prev_colour],
+        b"\x01" if game.w4_player >= 0 and game.w4_illegal else b"\x00",
+        _HOT_SEAT[-1 if reveal is None else reveal[0]],
+        _HOT_SEAT[-1 if reveal is None else reveal[1]],
+        _HOT_ITEM[game.last_item],
+        _HOT_CONTEXT[game.colour_context],
+        _HOT_SEAT[game.uno_miss],
+        bytes((game.idle_turns, min(game.round, MAX_ROUND))),
+        _HOT_SEAT[game.turn_player],
+        _HOT_SEAT[game.previous_turn_player],
+        _HOT_SEAT[game.dealer],
+    ]
+    state = np.frombuffer(b"".join(chunks), np.uint8).astype(np.float32)
+    s = STATE_SLICES["scores"].start
+    state[s:s + n] = [x / SCORE_SCALE for x in game.scores]
+    return state

@@ -1,0 +1,193 @@
+"""Text rendering (``render_mode="ansi"``/``"human"``): the table as one seat sees it.
+
+Everything shown comes from that seat's :class:`~uno_mk_env.PlayerView` and from events filtered
+by :func:`uno_mk_env.game.event_for`, so the text holds no more than the observation: other
+players' drawn cards appear as counts, a challenge's revealed hand only for the challenger.
+Library code never prints; the envs print the returned string in ``"human"`` mode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from . import actions as A
+from .cards import CODES, COLOUR_NAMES, ITEM_NAMES, NAMES
+from .game import Game, PlayerView, event_for
+
+__all__ = ["event_text", "events_text", "merge_lines", "render_game", "render_table"]
+
+_DRAW_REASON = {
+    "voluntary": "", "draw_two": " (Draw Two)", "wild_draw_four": " (Wild Draw Four)",
+    "challenge_failed": " (failed challenge)", "challenge_won": " (illegal W4)",
+    "banana": " (Banana Peel)", "green_shell": "", "lightning": "", "bob_omb": " (Bob-omb)",
+    "uno_penalty": " (missed UNO)",
+}
+
+
+def _cards(kinds: Sequence[int]) -> str:
+    return " ".join(CODES[k] for k in kinds)
+
+
+def event_text(event: tuple, names: Sequence[str], viewer: int | None = None) -> str | None:
+    """One event as text (``None`` for events not worth a line, e.g. dealt cards).
+
+    ``event`` should already be filtered for ``viewer`` (:func:`uno_mk_env.game.event_for`).
+    """
+    kind = event[0]
+    if kind == "deal":
+        return f"round {event[1]} dealt by {names[event[2]]}"
+    if kind == "start_card":
+        return f"start card {CODES[event[1]]}"
+    if kind == "play":
+        return f"{names[event[1]]} played {NAMES[event[2]]}"
+    if kind == "draw":
+        seat, cards, reason = event[1], event[2], event[3]
+        if reason == "deal":
+            return None
+        shown = f" ({_cards(cards)})" if cards and cards[0] is not None else ""
+        if reason == "voluntary":
+            if not cards:
+                return f"{names[seat]} could not draw (no cards left)"
+            return f"{names[seat]} drew a card{shown}"
+        return f"{names[seat]} draws {len(cards)}{shown}{_DRAW_REASON.get(reason, '')}"
+    if kind == "keep":
+        return f"{names[event[1]]} kept it"
+    if kind == "colour":
+        return f"{names[event[1]]} named {COLOUR_NAMES[event[2]]}"
+    if kind == "flip":
+        return f"flipped {CODES[event[2]]}"
+    if kind == "item":
+        return ITEM_NAMES[event[2]]
+    if kind == "target":
+        return None  # the Green Shell's draw event names the target
+    if kind == "skip":
+        return f"{names[event[1]]} is skipped"
+    if kind == "reverse":
+        return "direction reversed"
+    if kind == "accept":
+        return f"{names[event[1]]} accepted"
+    if kind == "challenge":
+        verdict = "illegal" if event[3] else "legal"
+        return f"{names[event[1]]} challenged {names[event[2]]}: the W4 was {verdict}"
+    if kind == "reveal":
+        if event[3] is None:
+            return f"{names[event[1]]} showed their hand to {names[event[2]]}"
+        return f"{names[event[1]]} showed their hand: {_cards(event[3])}"
+    if kind == "uno":
+        return f"{names[event[1]]} called UNO!"
+    if kind == "catch":
+        if event[1] < 0:
+            return f"{names[event[2]]} missed UNO"
+        return f"{names[event[1]]} caught {names[event[2]]}'s missed UNO"
+    if kind == "reshuffle":
+        return f"discard pile reshuffled ({event[1]} cards)"
+    if kind == "stalemate":
+        return "stalemate"
+    if kind == "round_end":
+        if event[1] is None:
+            return "round over, no winner"
+        return f"{names[event[1]]} wins the round (+{event[2]} points)"
+    return f"{kind} {event[1:]}"
+
+
+def events_text(events: Sequence[tuple], names: Sequence[str], viewer: int | None = None) -> str:
+    """Events as one line: ``"player_2 played Wild Item Box → flipped G7 → Green Shell:
+    player_0 draws 1"``."""
+    out = ""
+    after_item = False
+    for e in events:
+        text = event_text(e, names, viewer)
+        if text is None:
+            continue
+        out = text if not out else out + (": " if after_item else " → ") + text
+        after_item = e[0] == "item"
+    return out
+
+
+def merge_lines(lines: Sequence[tuple[int, str]], names: Sequence[str]) -> list[str]:
+    """Joins consecutive ``(actor seat, text)`` decisions of the same actor into one line."""
+    out: list[str] = []
+    prev = None
+    for actor, text in lines:
+        if not text:
+            continue
+        if out and actor == prev and actor >= 0:
+            out[-1] += " → " + text
+        else:
+            out.append(text)
+        prev = actor
+    return out
+
+
+def render_table(
+    view: PlayerView,
+    names: Sequence[str],
+    recent: Sequence[str] = (),
+    step: int | None = None,
+    done: bool = False,
+) -> str:
+    """The table as ``view.seat`` sees it: hands' sizes, UNO calls and scores per seat, the top
+    card and active colour, the direction, this seat's hand and options, and ``recent`` lines."""
+    me = view.seat
+    clockwise = view.direction == 1
+    head = f"UNO Mario Kart · round {view.round}"
+    if step is not None:
+        head += f" · decision {step}"
+    width = max(len(name) for name in names) + 7
+    lines = [
+        head,
+        f"Top card: {CODES[view.top_card]} ({NAMES[view.top_card]}) · active colour: "
+        f"{COLOUR_NAMES[view.active_colour]} · direction: "
+        + ("clockwise (seat +1)" if clockwise else "counter-clockwise (seat -1)"),
+        f"Draw pile: {view.draw_pile_size} · discard pile: {sum(view.discard_counts)}",
+        "",
+        f"  {'seat':<{width}}{'cards':>5}  {'UNO':<4}{'score':>6}",
+    ]
+    for s in range(view.num_players):
+        mark = "*" if s == view.current_player and not done else " "
+        you = " (you)" if s == me else ""
+        uno = "UNO" if view.uno_called[s] else ""
+        lines.append(
+            f"{mark} {names[s] + you:<{width}}{view.hand_sizes[s]:>5}  {uno:<4}{view.scores[s]:>6}"
+        )
+    hand = [CODES[k] for k, c in enumerate(view.hand) for _ in range(c)]
+    lines += ["", f"Your hand ({names[me]}, {len(hand)} cards): {' '.join(hand) or '-'}"]
+    if view.revealed_hand is not None:
+        shown = [CODES[k] for k, c in enumerate(view.revealed_hand) for _ in range(c)]
+        lines.append(f"{names[view.revealed_by]} showed you: {' '.join(shown) or '-'}")
+    if done:
+        lines.append("Game over." if view.phase == A.GAME_OVER else "Episode over.")
+    elif view.is_decider:
+        if view.drawn_card >= 0:
+            lines.append(f"You drew {CODES[view.drawn_card]}: play it or keep it")
+        legal = " ".join(A.ACTION_NAMES[a] for a in view.legal_actions)
+        lines.append(f"You decide ({A.PHASE_NAMES[view.phase]}): {legal}")
+    else:
+        lines.append(f"{names[view.current_player]} decides ({A.PHASE_NAMES[view.phase]})")
+    if recent:
+        lines += ["", "Last events:"] + [f"  {line}" for line in recent]
+    return "\n".join(lines)
+
+
+def render_game(
+    game: Game,
+    seat: int,
+    names: Sequence[str],
+    history: Iterable[tuple[int, int]] = (),
+    step: int | None = None,
+    done: bool = False,
+) -> str:
+    """:func:`render_table` for ``seat`` of ``game``, with the events of the recent decisions.
+
+    Args:
+        history: ``(actor seat, index of its first event in game.events)`` per recent decision,
+            oldest first (actor ``-1`` for the deal); each decision's events run to the next one's.
+    """
+    events = game.events
+    history = list(history)
+    bounds = [start for _, start in history] + [len(events)]
+    lines = [
+        (actor, events_text([event_for(e, seat) for e in events[start:stop]], names, seat))
+        for (actor, start), stop in zip(history, bounds[1:])
+    ]
+    return render_table(game.view(seat), names, merge_lines(lines, names), step=step, done=done)

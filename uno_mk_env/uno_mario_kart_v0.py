@@ -1,0 +1,77 @@
+"""UNO Mario Kart as a PettingZoo AEC environment, version 0.
+
+Description
+    UNO Mario Kart (RULES.md) for 2-10 players: UNO with a 112-card deck where every card shows a
+    Mario Kart item, and the Wild Item Box flips a card whose item fires (Mushroom, Banana Peel,
+    Green Shell, Lightning, Bob-omb). The rules engine is :class:`uno_mk_env.Game`; this module
+    only translates (seat ↔ agent, rewards, termination).
+
+Usage
+    >>> from uno_mk_env import uno_mario_kart_v0
+    >>> env = uno_mario_kart_v0.env(num_players=4, render_mode=None)
+    >>> env.reset(seed=7)
+    >>> for agent in env.agent_iter():
+    ...     obs, reward, terminated, truncated, info = env.last()
+    ...     action = None if terminated or truncated else int(obs["action_mask"].nonzero()[0][0])
+    ...     env.step(action)
+
+Agents
+    ``player_0 … player_{N-1}`` (seat order; ``player_{i+1}`` sits clockwise of ``player_i``).
+    ``agent_selection`` is always the engine's decider: colour choices, Green Shell targets and
+    challenges are decisions of the player who makes them, so the same agent may act several
+    times in a row and turn order follows Skip, Reverse and extra turns.
+
+Action Space
+    ``Discrete(73)``, the same for every player count (DESIGN.md §3): 0-53 ``PLAY(kind)``,
+    54 ``DRAW``, 55 ``KEEP``, 56-59 ``COLOUR(R/Y/G/B)``, 60-68 ``TARGET(+1 … +9)``,
+    69 ``CHALLENGE``, 70 ``ACCEPT``, 71 ``CALL_UNO``, 72 ``CATCH_UNO``.
+
+Observation Space
+    ``Dict(observation=Box(0, high, (397,), float32), action_mask=Box(0, 1, (73,), int8))``
+    (397 = ``uno_mk_env.observation.OBS_SIZE``). The vector is
+    :func:`uno_mk_env.observation.encode` of the seat's ``PlayerView``: its own hand, the top card
+    and active colour, the phase, the card it just drew, the direction, per seat in relative
+    clockwise order (slot 0 = itself, padded to 10): present, hand size, UNO called, score; the
+    decider, pile sizes, the discard pile per kind, the latest W4's context, the W4 player's hand
+    if this seat challenged it, the last item, and a few more
+    (:func:`uno_mk_env.observation.layout_markdown` lists every index). The mask is also in
+    ``infos[agent]["action_mask"]``; it is all zero for every agent that is not deciding.
+    ``state()`` / ``state_space`` give a perfect-information vector (all hands, the draw pile's
+    contents, hidden W4 legality) for centralised critics
+    (:func:`uno_mk_env.observation.state_layout_markdown`).
+
+Rewards
+    ``reward="win"`` (default): when the game ends, the winner gets +1 and every other agent
+    −1/(N−1); a game without a winner (stalemate with ``stalemate="no_score"``, tied
+    ``fixed_rounds``) gives 0 to all. ``reward="points"``: when each round ends, its winner gets
+    +(points scored)/100 and every other agent −(points left in its own hand)/100; a round without
+    a winner gives 0. Both are zero-sum for every player count. In ``target_score`` and
+    ``fixed_rounds`` matches ``"win"`` pays only at the end of the game, ``"points"`` as each
+    round ends. Rewards of a step go to every agent (``rewards``); ``last()`` returns the sum
+    since the agent last acted.
+
+Episode End
+    Termination for all agents when the game is over (``match="single_round"``, the default: one
+    round; ``"target_score"``/``"fixed_rounds"``: the whole match, rounds are dealt automatically).
+    Truncation for all agents after ``max_steps`` decisions (default 2000; ``None`` for no
+    limit), with no reward. Each finished agent is then stepped with ``None``. ``env()`` also
+    terminates on an illegal action: −1 for the mover (``illegal_reward``), 0 for the others,
+    ``infos[mover]["illegal_action"] = True`` and an ``IllegalActionWarning``; ``raw_env``
+    raises the engine's ``IllegalActionError`` and changes nothing.
+
+Arguments
+    ``num_players`` (2-10, default 4), ``render_mode`` (``None``, ``"ansi"``, ``"human"``),
+    ``reward`` (``"win"``/``"points"``), ``max_steps`` (int ≥ 1 or ``None``), ``illegal_reward``
+    (``env()`` only, default −1.0) and every rule option of :data:`uno_mk_env.rules.OPTIONS` as a
+    keyword (validated; a bad one raises ``RulesError`` naming it). ``reset(seed=s)`` makes the
+    episode and every following one reproducible.
+
+Version History
+    v0: initial release.
+"""
+
+from __future__ import annotations
+
+from .env import GuardedUnoMarioKartEnv, IllegalActionWarning, UnoMarioKartEnv, env, raw_env
+
+__all__ = ["GuardedUnoMarioKartEnv", "IllegalActionWarning", "UnoMarioKartEnv", "env", "raw_env"]
