@@ -29,8 +29,8 @@ test-all: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[bench]'
-	$(PY) benchmarks/engine_speed.py
-	$(PY) benchmarks/env_speed.py
+	$(PY) -m benchmarks.engine_speed
+	$(PY) -m benchmarks.env_speed
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
