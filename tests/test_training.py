@@ -1,0 +1,200 @@
+"""PPO training and the ``ppo`` agent: a smoke run that trains, saves, resumes, reloads through
+the agent registry and plays a tournament; the numpy forward pass against ``model.predict``; the
+opponent pool; argument parsing. The long training run is marked ``slow``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+from agents import make_agent  # noqa: E402
+from agents.ppo import OBS_SCALE, PPOAgent, resolve_model_path  # noqa: E402
+from training.tournament import AgentSpecError, build_agent, run_tournament  # noqa: E402
+from training.train_ppo import Args, OpponentPool, parse_args, read_eval_csv, train  # noqa: E402
+from uno_mk_env.gym_env import UnoMarioKartGymEnv  # noqa: E402
+from uno_mk_env.observation import OBS_SIZE  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def tiny_args(tmp_path: Path, **changes) -> Args:
+    """A run of a few seconds: 1 env, small rollouts, a tiny evaluation. No ``random`` opponent
+    or evaluation: an untrained learner against random play makes very long games."""
+    base = dict(
+        num_players=2, total_timesteps=2048, seed=3, n_envs=1, vec_env="dummy",
+        opponents="greedy", opponent_weights="", net_arch="32,32", n_steps=256,
+        batch_size=128, n_epochs=2, eval_every=1024, eval_games=8, final_eval_games=8,
+        eval_opponents="greedy", snapshot_every=1024, self_play_prob=0.5,
+        checkpoint_every=1024, runs_dir=str(tmp_path / "runs"),
+        save_path=str(tmp_path / "models" / "tiny.zip"), progress=False,
+    )
+    base.update(changes)
+    return Args(**base)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory) -> tuple[Path, dict]:
+    tmp_path = tmp_path_factory.mktemp("ppo")
+    summary = train(tiny_args(tmp_path))
+    return tmp_path, summary
+
+
+def test_smoke_run_writes_model_config_curve_and_checkpoints(trained):
+    tmp_path, summary = trained
+    run_dir = Path(summary["run_dir"])
+    assert summary["timesteps"] >= 2048
+    models = tmp_path / "models"
+    for name in ("tiny.zip", "tiny.json", "tiny_curve.csv", "tiny_curve.png"):
+        assert (models / name).is_file(), name
+    config = json.loads((models / "tiny.json").read_text())
+    assert config["args"]["num_players"] == 2 and config["args"]["seed"] == 3
+    assert config["summary"]["final_eval"][-1]["opponent"] == "greedy"
+    for name in ("config.json", "final.zip", "best.zip", "eval.csv", "curve.png", "summary.json"):
+        assert (run_dir / name).is_file(), name
+    assert list(run_dir.glob("events.out.tfevents.*")), "TensorBoard log"
+    ckpts = sorted((run_dir / "checkpoints").glob("ppo_*_steps.zip"))
+    assert ckpts and (run_dir / "checkpoints" / "config.json").is_file()
+    assert list((run_dir / "snapshots").glob("snapshot_*.zip")), "a self-play snapshot"
+    rows = read_eval_csv(models / "tiny_curve.csv")
+    # start, every 1024 steps, and the final evaluation; one row per eval opponent each time
+    assert {r["timesteps"] for r in rows} >= {0, 1024, 2048}
+    assert {r["opponent"] for r in rows} == {"greedy"}
+    for r in rows:
+        assert 0 <= r["ci_low"] <= r["win_rate"] <= r["ci_high"] <= 1
+
+
+def test_saved_model_loads_through_the_registry_and_plays_a_tournament(trained):
+    tmp_path, _ = trained
+    path = tmp_path / "models" / "tiny.zip"
+    agent = make_agent(f"ppo:{path}", seed=1)
+    assert isinstance(agent, PPOAgent) and agent.needs_observation
+    assert make_agent(f"ppo:{path.with_suffix('')}").path == path  # ".zip" may be omitted
+    result = run_tournament([f"ppo:{path}", "random", "greedy"], 3, games=6, seed=2)
+    assert sum(r["games"] for r in result.leaderboard()) == 18
+    assert result.outcomes()["win"] + result.outcomes()["no_winner"] > 0
+
+
+def test_resume_continues_from_a_checkpoint(trained, tmp_path):
+    _, summary = trained
+    ckpt = sorted(Path(summary["run_dir"], "checkpoints").glob("ppo_*_steps.zip"))[-1]
+    args = tiny_args(tmp_path, resume=str(ckpt), total_timesteps=3072, save_path="",
+                     eval_every=0)
+    out = train(args)
+    assert out["timesteps"] >= 3072
+    rows = read_eval_csv(Path(out["run_dir"]) / "eval.csv")
+    assert min(r["timesteps"] for r in rows) == 0  # the earlier run's curve is carried over
+
+
+def test_numpy_policy_matches_model_predict(trained):
+    """The numpy forward pass plays exactly what model.predict(..., action_masks=...) plays."""
+    tmp_path, _ = trained
+    path = tmp_path / "models" / "tiny.zip"
+    fast, slow = PPOAgent(path), PPOAgent(path, use_numpy=False)
+    assert fast.model is None and slow.model is not None
+    env = UnoMarioKartGymEnv(num_players=3, opponents=make_agent("greedy", seed=0))
+    obs, _ = env.reset(seed=11)
+    for _ in range(300):
+        mask = env.action_masks()
+        action = fast.act(obs, mask, None)
+        assert action == slow.act(obs, mask, None)
+        assert np.allclose(fast.action_probabilities(obs, mask),
+                           slow.action_probabilities(obs, mask), atol=1e-5)
+        obs, _, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
+            obs, _ = env.reset()
+
+
+def test_sampling_is_reproducible_from_the_agent_seed(trained):
+    tmp_path, _ = trained
+    path = tmp_path / "models" / "tiny.zip"
+    env = UnoMarioKartGymEnv(num_players=2)
+    obs, _ = env.reset(seed=0)
+    mask = env.action_masks()
+    a, b = PPOAgent(path, seed=5, deterministic=False), PPOAgent(path, seed=5, deterministic=False)
+    draws = [a.act(obs, mask, None) for _ in range(50)]
+    assert draws == [b.act(obs, mask, None) for _ in range(50)]
+    assert all(mask[d] for d in draws)
+
+
+def test_missing_model_file_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="PPO model file not found"):
+        make_agent(f"ppo:{tmp_path / 'nope.zip'}")
+    with pytest.raises(ValueError, match="needs a model path"):
+        make_agent("ppo")
+    with pytest.raises(AgentSpecError, match="not found"):
+        build_agent(f"ppo:{tmp_path / 'nope.zip'}")
+    with pytest.raises(FileNotFoundError):
+        resolve_model_path(tmp_path)
+
+
+def test_importing_the_ppo_module_does_not_import_torch():
+    code = ("import sys, agents, agents.ppo; assert 'ppo' in agents.registered(); "
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_observation_scale_covers_the_observation():
+    assert OBS_SCALE.shape == (OBS_SIZE,) and (OBS_SCALE > 0).all()
+
+
+def test_opponent_pool_draws_per_episode_and_is_seeded():
+    def draws(seed: int) -> list[str]:
+        snapshots: list = []
+        pool = OpponentPool(["greedy", "random"], [0.5, 0.5], 0.0, snapshots, seed=seed)
+        out = []
+        for _ in range(40):
+            pool.reset()
+            out.append(pool.current.name)
+        return out
+
+    assert draws(1) == draws(1)
+    assert set(draws(1)) == {"greedy", "random"}
+    snapshots = [make_agent("random", seed=9)]
+    pool = OpponentPool(["greedy"], None, 1.0, snapshots, seed=0)
+    pool.reset()
+    assert pool.current is snapshots[0]
+    with pytest.raises(ValueError, match="weights"):
+        OpponentPool(["greedy", "random"], [1.0], 0.0, [], seed=0)
+
+
+def test_pool_plays_inside_the_gym_env():
+    pools = [OpponentPool(["greedy", "random"], None, 0.0, [], seed=s) for s in range(3)]
+    env = UnoMarioKartGymEnv(num_players=4, opponents=pools)
+    obs, _ = env.reset(seed=4)
+    for _ in range(200):
+        legal = np.flatnonzero(env.action_masks())
+        obs, _, terminated, truncated, _ = env.step(int(legal[0]))
+        if terminated or truncated:
+            obs, _ = env.reset()
+
+
+def test_parse_args_reads_the_dataclass_and_its_docstrings(capsys):
+    args = parse_args(["--num-players", "4", "--no-progress", "--net-arch", "64,64"])
+    assert (args.num_players, args.progress, args.net_arch) == (4, False, "64,64")
+    with pytest.raises(SystemExit):
+        parse_args(["--help"])
+    text = capsys.readouterr().out
+    assert "--total-timesteps" in text and "probability that an opponent seat" in text
+
+
+@pytest.mark.slow
+def test_longer_training_beats_random_play(tmp_path):
+    """~3 minutes: 2 envs for 60k steps learn to beat the random agent clearly."""
+    args = tiny_args(
+        tmp_path, total_timesteps=60_000, n_envs=2, vec_env="subproc", net_arch="128,128",
+        n_steps=1024, batch_size=512, n_epochs=10, eval_every=20_000, eval_games=200,
+        final_eval_games=1000, eval_opponents="random", opponents="greedy,random",
+        snapshot_every=20_000, self_play_prob=0.2, checkpoint_every=0,
+    )
+    summary = train(args)
+    final = summary["final_eval"][-1]
+    assert final["opponent"] == "random" and final["ci_low"] > 0.6

@@ -1,0 +1,738 @@
+"""Train a MaskablePPO agent (sb3-contrib) for UNO Mario Kart, CleanRL style.
+
+::
+
+    python -m training.train_ppo --num-players 2 --total-timesteps 1000000 --seed 1
+    python -m training.train_ppo --help          # every argument, documented
+    python -m training.train_ppo --resume runs/<run>/checkpoints/ppo_500000_steps.zip \\
+        --total-timesteps 2000000
+
+One learning seat (drawn at random every episode) plays :class:`uno_mk_env.gym_env.
+UnoMarioKartGymEnv` against opponents drawn per episode and per seat from a pool: the rule-based
+agents given by ``--opponents`` (weighted by ``--opponent-weights``) and, with probability
+``--self-play-prob``, a frozen snapshot of the learner itself. A snapshot is taken every
+``--snapshot-every`` steps when the learner's latest evaluation is at least as good as the one of
+the previous snapshot (so the self-play pool only ever gets stronger); the newest
+``--max-snapshots`` are kept.
+
+Every ``--eval-every`` steps the current policy plays a duplicate-deal tournament
+(:func:`training.tournament.run_tournament`) against each agent of ``--eval-opponents``: at two
+players one against one, at N players one learner against N-1 copies of the opponent. Win rates
+with 95 % Wilson intervals go to TensorBoard (``runs/<run_name>``), to ``eval.csv`` and to a
+plot. Outputs, all in ``runs/<run_name>/``:
+
+* ``config.json`` (these arguments plus versions), TensorBoard events and ``progress.csv``;
+* ``checkpoints/ppo_<steps>_steps.zip`` every ``--checkpoint-every`` steps (+ ``config.json``);
+* ``snapshots/`` (the self-play opponents), ``eval.csv``, ``curve.png``;
+* ``final.zip`` and ``best.zip`` (best evaluation against the last ``--eval-opponents`` agent).
+
+With ``--save-path models/ppo_2p.zip`` the final model is also written there without its
+optimizer state (a few hundred KB instead of ~3x that; training resumed from it starts with a
+fresh Adam state), next to ``ppo_2p.json`` (config and final evaluation), ``ppo_2p_curve.csv``
+and ``ppo_2p_curve.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import csv
+import dataclasses
+import inspect
+import json
+import os
+import random
+import shutil
+import sys
+import time
+import typing
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class Args:
+    exp_name: str = "ppo"
+    """the name of this experiment (first part of the run name)"""
+    seed: int = 1
+    """seed of the experiment (torch, numpy, the envs, the opponent draws)"""
+    torch_threads: int = 1
+    """torch intra-op threads (1 is fastest for this small MLP; envs get the other cores)"""
+
+    # environment
+    num_players: int = 2
+    """players at the table (2-10); the learner takes a random seat every episode"""
+    reward: str = "win"
+    """reward mode of the env: "win" (+1 / -1/(N-1)) or "points" (hand points / 100)"""
+    max_steps: int = 2000
+    """decisions per episode (all seats) before truncation"""
+    n_envs: int = 2
+    """parallel environments"""
+    vec_env: str = "auto"
+    """"subproc" (one process per env), "dummy" (in process) or "auto" (subproc if n_envs > 1)"""
+
+    # opponents
+    opponents: str = "strategic,greedy,random"
+    """comma-separated agent specs of the opponent pool (see 'uno-mk agents')"""
+    opponent_weights: str = "0.45,0.45,0.1"
+    """comma-separated sampling weights of --opponents (empty: uniform)"""
+    self_play_prob: float = 0.2
+    """probability that an opponent seat plays a frozen snapshot of the learner (once one exists)"""
+    snapshot_every: int = 100_000
+    """steps between self-play snapshots (0: no self-play)"""
+    max_snapshots: int = 5
+    """snapshots kept in the self-play pool (the oldest is dropped)"""
+    snapshot_deterministic: bool = False
+    """snapshots play their most likely action instead of sampling from their policy"""
+
+    # algorithm
+    total_timesteps: int = 1_000_000
+    """total learner decisions to train for (including those of a resumed model)"""
+    net_arch: str = "128,128"
+    """hidden layer sizes of the policy network (comma-separated)"""
+    vf_arch: str = ""
+    """hidden layer sizes of the value network (empty: same as --net-arch)"""
+    activation: str = "tanh"
+    """activation of the hidden layers: "tanh" or "relu\""""
+    learning_rate: float = 3e-4
+    """Adam learning rate"""
+    anneal_lr: bool = True
+    """decay the learning rate linearly to 10 % of its value over the run"""
+    n_steps: int = 1024
+    """steps per environment per rollout"""
+    batch_size: int = 512
+    """minibatch size"""
+    n_epochs: int = 10
+    """epochs over each rollout"""
+    gamma: float = 0.995
+    """discount factor"""
+    gae_lambda: float = 0.95
+    """lambda of generalised advantage estimation"""
+    clip_range: float = 0.2
+    """PPO clipping coefficient"""
+    ent_coef: float = 0.01
+    """entropy bonus coefficient"""
+    vf_coef: float = 0.5
+    """value loss coefficient"""
+    max_grad_norm: float = 0.5
+    """gradient clipping norm"""
+    target_kl: float = 0.0
+    """stop an update early when the approximate KL exceeds this (0: never)"""
+
+    # behaviour cloning (a warm start before PPO)
+    bc_teacher: str = ""
+    """agent spec to imitate before PPO starts (e.g. "greedy"; empty: start from scratch)"""
+    bc_steps: int = 100_000
+    """teacher decisions collected (in the training env, against the opponent pool)"""
+    bc_epochs: int = 8
+    """epochs of supervised training on them (policy: cross-entropy; value: discounted return)"""
+    bc_lr: float = 1e-3
+    """Adam learning rate of behaviour cloning"""
+    bc_smoothing: float = 0.1
+    """label smoothing over the legal actions: the clone keeps this much probability off the
+    teacher's choice, so that PPO still explores (a pure clone is nearly deterministic)"""
+
+    # evaluation, checkpoints, outputs
+    eval_every: int = 50_000
+    """steps between evaluations (0: only at the start and the end)"""
+    eval_games: int = 1000
+    """games per evaluation tournament (duplicate deals, seats rotated)"""
+    final_eval_games: int = 4000
+    """games per opponent in the final evaluation"""
+    eval_opponents: str = "greedy,strategic"
+    """comma-separated agents the learner is evaluated against; the last one picks best.zip"""
+    checkpoint_every: int = 100_000
+    """steps between checkpoints (0: none)"""
+    runs_dir: str = "runs"
+    """directory of the runs (TensorBoard logs, checkpoints, curves)"""
+    save_path: str = ""
+    """also write the final model (optimizer state stripped), its config and curve here"""
+    max_minutes: float = 0.0
+    """stop training (then evaluate and save as usual) after this many minutes (0: no limit)"""
+    resume: str = ""
+    """a checkpoint .zip to continue training from (its hyperparameters are kept)"""
+    progress: bool = True
+    """show a progress bar"""
+    verbose: int = 0
+    """SB3 verbosity (1 prints the training statistics table)"""
+
+
+# ------------------------------------------------------------------------ argument parsing
+def _field_docs(cls: type) -> dict[str, str]:
+    """The docstring under each dataclass field (CleanRL style), read from the source."""
+    try:
+        tree = ast.parse(inspect.getsource(cls))
+    except (OSError, TypeError):
+        return {}
+    body = tree.body[0].body  # type: ignore[attr-defined]
+    docs = {}
+    for node, nxt in zip(body, body[1:]):
+        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                and isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant)
+                and isinstance(nxt.value.value, str)):
+            docs[node.target.id] = nxt.value.value
+    return docs
+
+
+def parse_args(argv: Sequence[str] | None = None) -> Args:
+    """:class:`Args` from the command line (``--num-players 4``; booleans as ``--x/--no-x``)."""
+    try:
+        import tyro
+    except ImportError:
+        tyro = None
+    if tyro is not None:
+        return tyro.cli(Args, args=argv)
+    docs = _field_docs(Args)
+    hints = typing.get_type_hints(Args)
+    parser = argparse.ArgumentParser(
+        prog="python -m training.train_ppo",
+        description="Train a MaskablePPO agent for UNO Mario Kart (see the module docstring).",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    for f in dataclasses.fields(Args):
+        flag = "--" + f.name.replace("_", "-")
+        kind = hints[f.name]
+        if kind is bool:
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default,
+                                help=docs.get(f.name, "").replace("%", "%%"))
+        else:
+            parser.add_argument(flag, type=kind, default=f.default, metavar=f.name.upper(),
+                                help=docs.get(f.name, "").replace("%", "%%"))
+    return Args(**vars(parser.parse_args(argv)))
+
+
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x.strip()]
+
+
+def _specs(text: str) -> list[str]:
+    return [s.strip() for s in text.split(",") if s.strip()]
+
+
+def _seed(root: int, *key: int) -> int:
+    return int(np.random.SeedSequence(root, spawn_key=key).generate_state(1)[0])
+
+
+# --------------------------------------------------------------------------- opponent pool
+class OpponentPool:
+    """One opponent seat: at every episode it draws the agent it plays with.
+
+    With probability ``self_play_prob`` (and at least one snapshot in ``snapshots``) it plays a
+    uniformly drawn snapshot of the learner, otherwise an agent of ``specs`` drawn with
+    ``weights``. ``snapshots`` is a list shared by the seats of one env and filled by
+    :class:`SelfPlayEnv`. The draw uses the pool's own generator, seeded at construction (the
+    vectorised env resets without a seed after the first episode).
+    """
+
+    def __init__(
+        self,
+        specs: Sequence[str],
+        weights: Sequence[float] | None,
+        self_play_prob: float,
+        snapshots: list[Any],
+        seed: int,
+    ) -> None:
+        # build_agent finds agents of modules not imported yet (e.g. ppo:path opponents).
+        from training.tournament import build_agent
+
+        self.rng = np.random.default_rng(seed)
+        self.agents = [build_agent(spec, seed=_seed(seed, i)) for i, spec in enumerate(specs)]
+        w = np.ones(len(specs)) if not weights else np.asarray(weights, dtype=float)
+        if len(w) != len(specs) or (w < 0).any() or w.sum() <= 0:
+            raise ValueError(f"opponent weights {list(w)} do not fit the opponents {list(specs)}")
+        self.weights = w / w.sum()
+        self.self_play_prob = self_play_prob
+        self.snapshots = snapshots
+        self.current = self.agents[0]
+
+    @property
+    def needs_observation(self) -> bool:
+        return self.current.needs_observation
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+        if self.snapshots and self.rng.random() < self.self_play_prob:
+            self.current = self.snapshots[int(self.rng.integers(len(self.snapshots)))]
+        else:
+            self.current = self.agents[int(self.rng.choice(len(self.agents), p=self.weights))]
+        self.current.reset(int(self.rng.integers(2**63)))
+
+    def act(self, observation: np.ndarray | None, action_mask: np.ndarray, view: Any) -> int:
+        return self.current.act(observation, action_mask, view)
+
+
+def make_self_play_env(args: Args, rank: int) -> Any:
+    """The training env of worker ``rank``: the gym env with one :class:`OpponentPool` per
+    opponent seat, wrapped so that the trainer can add snapshots (``add_snapshot``)."""
+    import gymnasium
+
+    from uno_mk_env.gym_env import UnoMarioKartGymEnv
+
+    class SelfPlayEnv(gymnasium.Wrapper):
+        """Adds :meth:`add_snapshot`; ``action_masks`` is reached through the wrapper."""
+
+        def __init__(self, env: UnoMarioKartGymEnv, snapshots: list[Any]) -> None:
+            super().__init__(env)
+            self.snapshots = snapshots
+
+        def action_masks(self) -> np.ndarray:
+            return self.env.action_masks()
+
+        def add_snapshot(self, path: str, seed: int) -> int:
+            from agents.ppo import PPOAgent
+
+            self.snapshots.append(
+                PPOAgent(path, seed=seed, deterministic=args.snapshot_deterministic)
+            )
+            del self.snapshots[:-args.max_snapshots]
+            return len(self.snapshots)
+
+    specs = _specs(args.opponents)
+    weights = [float(x) for x in args.opponent_weights.split(",") if x.strip()]
+    snapshots: list[Any] = []
+    pools = [
+        OpponentPool(specs, weights, args.self_play_prob, snapshots, _seed(args.seed, rank, seat))
+        for seat in range(args.num_players - 1)
+    ]
+    env = UnoMarioKartGymEnv(
+        num_players=args.num_players, opponents=pools, reward=args.reward,
+        max_steps=args.max_steps,
+    )
+    return SelfPlayEnv(env, snapshots)
+
+
+def make_env(args: Args, rank: int) -> Callable[[], Any]:
+    """A thunk building env ``rank`` (CleanRL's ``make_env``), with episode statistics."""
+
+    def thunk() -> Any:
+        from stable_baselines3.common.monitor import Monitor
+
+        return Monitor(make_self_play_env(args, rank))
+
+    return thunk
+
+
+# ----------------------------------------------------------------------- behaviour cloning
+def collect_demonstrations(args: Args) -> dict[str, np.ndarray]:
+    """``args.bc_steps`` decisions of ``args.bc_teacher`` in the learner's seat of a training env
+    (opponents from the pool, no self-play): observations, masks, actions and the discounted
+    return that followed each decision."""
+    from training.tournament import build_agent
+
+    env = make_self_play_env(args, rank=10_000)
+    base = env.unwrapped
+    teacher = build_agent(args.bc_teacher, seed=_seed(args.seed, 3000))
+    rng = np.random.default_rng(_seed(args.seed, 3001))
+    obs_l, mask_l, act_l, ret_l = [], [], [], []
+    obs, _ = env.reset(seed=_seed(args.seed, 3002))
+    teacher.reset(int(rng.integers(2**63)))
+    episode: list[float] = []
+    while True:
+        mask = env.action_masks()
+        action = teacher.act(obs, mask.astype(np.int8), base.game.view(base.seat))
+        obs_l.append(obs)
+        mask_l.append(mask)
+        act_l.append(action)
+        obs, reward, terminated, truncated, _ = env.step(action)
+        episode.append(float(reward))
+        if terminated or truncated:
+            g, returns = 0.0, []
+            for r in reversed(episode):
+                g = r + args.gamma * g
+                returns.append(g)
+            ret_l.extend(reversed(returns))
+            episode = []
+            if len(act_l) >= args.bc_steps:
+                break
+            obs, _ = env.reset()
+            teacher.reset(int(rng.integers(2**63)))
+    return {"obs": np.asarray(obs_l, np.float32), "masks": np.asarray(mask_l, bool),
+            "actions": np.asarray(act_l, np.int64), "returns": np.asarray(ret_l, np.float32)}
+
+
+def behaviour_cloning(model: Any, args: Args) -> dict[str, float]:
+    """Supervised warm start: the policy imitates ``args.bc_teacher`` (masked cross-entropy) and
+    the value head regresses the teacher's discounted returns, so PPO starts from the teacher's
+    level with a critic that already knows it."""
+    import torch
+
+    data = collect_demonstrations(args)
+    n = len(data["actions"])
+    rng = np.random.default_rng(_seed(args.seed, 3003))
+    order = rng.permutation(n)
+    hold = order[: n // 20]
+    train_idx = order[n // 20:]
+    t = {k: torch.as_tensor(v) for k, v in data.items()}
+    policy = model.policy
+    opt = torch.optim.Adam(policy.parameters(), lr=args.bc_lr)
+    batch = 1024
+    for _ in range(args.bc_epochs):
+        rng.shuffle(train_idx)
+        for i in range(0, len(train_idx), batch):
+            idx = torch.as_tensor(train_idx[i:i + batch])
+            obs, masks = t["obs"][idx], t["masks"][idx]
+            log_p = policy.get_distribution(obs, action_masks=masks.numpy()).distribution.logits
+            taught = log_p.gather(1, t["actions"][idx, None]).squeeze(1)
+            spread = (log_p * masks).sum(1) / masks.sum(1)  # mean log-prob of the legal actions
+            eps = args.bc_smoothing
+            values = policy.predict_values(obs).flatten()
+            loss = -((1 - eps) * taught + eps * spread).mean() + 0.5 * (
+                torch.nn.functional.mse_loss(values, t["returns"][idx])
+            )
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), args.max_grad_norm)
+            opt.step()
+    with torch.no_grad():
+        idx = torch.as_tensor(hold)
+        dist = policy.get_distribution(t["obs"][idx], action_masks=t["masks"][idx].numpy())
+        chosen = dist.distribution.probs.argmax(dim=1)
+        values = policy.predict_values(t["obs"][idx]).flatten()
+    return {
+        "samples": n,
+        "holdout_accuracy": float((chosen == t["actions"][idx]).float().mean()),
+        "holdout_value_mse": float(((values - t["returns"][idx]) ** 2).mean()),
+    }
+
+
+# ------------------------------------------------------------------------------ evaluation
+def evaluate(
+    model_path: str, opponent: str, num_players: int, games: int, seed: int, workers: int = 1
+) -> dict[str, Any]:
+    """Win rate of ``ppo:model_path`` against ``opponent`` (one learner and ``num_players - 1``
+    copies of it), duplicate deals with rotated seats."""
+    from training.tournament import run_tournament
+
+    specs = [f"ppo:{model_path}"] + [opponent] * (num_players - 1)
+    result = run_tournament(specs, num_players, games=games, seed=seed, workers=workers)
+    row = next(r for r in result.leaderboard() if r["agent"] == specs[0])
+    return {
+        "opponent": opponent, "games": row["games"], "wins": row["wins"],
+        "win_rate": row["win_rate"], "ci_low": row["win_ci_low"], "ci_high": row["win_ci_high"],
+        "mean_reward": row["mean_reward"], "result": result,
+    }
+
+
+#: ``kind`` is ``eval`` (periodic, ``--eval-games``) or ``final_eval`` (``--final-eval-games``).
+EVAL_COLUMNS = ["timesteps", "kind", "opponent", "games", "wins", "win_rate", "ci_low", "ci_high",
+                "wall_s"]
+
+
+def write_eval_csv(rows: Sequence[dict[str, Any]], path: Path) -> None:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=EVAL_COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def read_eval_csv(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        r.setdefault("kind", "eval")
+        for key in ("timesteps", "games", "wins"):
+            r[key] = int(r[key])
+        for key in ("win_rate", "ci_low", "ci_high", "wall_s"):
+            r[key] = float(r[key])
+    return rows
+
+
+def plot_curve(rows: Sequence[dict[str, Any]], num_players: int, path: Path, title: str) -> None:
+    """Eval win rate (95 % CI band) per opponent over training steps, as a PNG."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 4), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    for opponent in dict.fromkeys(r["opponent"] for r in rows):
+        mine = [r for r in rows if r["opponent"] == opponent]
+        pts = sorted((r for r in mine if r.get("kind", "eval") == "eval"),
+                     key=lambda r: r["timesteps"])
+        x = [r["timesteps"] for r in pts]
+        line, = ax.plot(x, [r["win_rate"] for r in pts], marker="o", ms=3,
+                        label=f"vs {opponent}")
+        ax.fill_between(x, [r["ci_low"] for r in pts], [r["ci_high"] for r in pts],
+                        color=line.get_color(), alpha=0.2)
+        for r in mine:
+            if r.get("kind") == "final_eval":
+                ax.errorbar([r["timesteps"]], [r["win_rate"]], fmt="*", ms=10,
+                            color=line.get_color(),
+                            yerr=[[r["win_rate"] - r["ci_low"]], [r["ci_high"] - r["win_rate"]]],
+                            label=f"final vs {opponent} ({r['games']} games)")
+    ax.axhline(1 / num_players, color="grey", ls="--", lw=1, label=f"equal share 1/{num_players}")
+    ax.set_xlabel("training steps (learner decisions)")
+    ax.set_ylabel("learner win rate (95% Wilson CI)")
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize="small")
+    ax.set_title(title, fontsize="medium")
+    fig.savefig(path, dpi=100)
+
+
+def _make_callback(args: Args, run_dir: Path, eval_rows: list[dict[str, Any]], vec_env: Any,
+                   start_time: float) -> Any:
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class EvalAndSelfPlay(BaseCallback):
+        """Periodic evaluation (TensorBoard + eval.csv + curve.png, best.zip) and self-play
+        snapshots, both on the learner's step count."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.next_eval = 0
+            self.next_snapshot = 0
+            self.snapshot_score = -1.0
+            self.best_score = -1.0
+            self.latest_score = -1.0
+            self.n_snapshots = 0
+
+        def _on_training_start(self) -> None:
+            now = self.num_timesteps
+            if args.eval_every > 0:
+                self.next_eval = now + args.eval_every
+            if args.snapshot_every > 0:
+                self.next_snapshot = now + args.snapshot_every
+            if not any(r["timesteps"] == now for r in eval_rows):
+                self.evaluate(args.eval_games)
+
+        def _on_step(self) -> bool:
+            if args.eval_every > 0 and self.num_timesteps >= self.next_eval:
+                self.next_eval += args.eval_every
+                self.evaluate(args.eval_games)
+            if args.snapshot_every > 0 and self.num_timesteps >= self.next_snapshot:
+                self.next_snapshot += args.snapshot_every
+                self.snapshot()
+            return not (args.max_minutes > 0 and time.time() - start_time > 60 * args.max_minutes)
+
+        def evaluate(self, games: int, tag: str = "eval") -> list[dict[str, Any]]:
+            path = run_dir / "eval_model.zip"
+            self.model.save(path)
+            rows = []
+            for i, opponent in enumerate(_specs(args.eval_opponents)):
+                # The same deals at every evaluation: differences between points of the curve
+                # are then about the policy, not the cards (common random numbers).
+                r = evaluate(str(path), opponent, args.num_players, games,
+                             seed=_seed(args.seed, 1000, i, int(tag == "final_eval")))
+                r.update(timesteps=self.num_timesteps, kind=tag, wall_s=time.time() - start_time)
+                del r["result"]
+                rows.append(r)
+                name = opponent.replace(":", "_")
+                self.logger.record(f"{tag}/win_rate_vs_{name}", r["win_rate"])
+                self.logger.record(f"{tag}/win_ci_low_vs_{name}", r["ci_low"])
+                self.logger.record(f"{tag}/win_ci_high_vs_{name}", r["ci_high"])
+            self.logger.dump(self.num_timesteps)
+            eval_rows.extend(rows)
+            write_eval_csv(eval_rows, run_dir / "eval.csv")
+            plot_curve(eval_rows, args.num_players, run_dir / "curve.png", run_dir.name)
+            self.latest_score = rows[-1]["win_rate"]
+            if tag == "eval" and self.latest_score > self.best_score:
+                self.best_score = self.latest_score
+                shutil.copyfile(path, run_dir / "best.zip")
+            return rows
+
+        def snapshot(self) -> None:
+            # Only a learner at least as strong as the previous snapshot joins the pool.
+            if args.eval_every > 0 and self.latest_score < self.snapshot_score:
+                return
+            self.snapshot_score = self.latest_score
+            path = run_dir / "snapshots" / f"snapshot_{self.num_timesteps}.zip"
+            path.parent.mkdir(exist_ok=True)
+            self.model.save(path)
+            self.add(str(path))
+
+        def add(self, path: str) -> None:
+            self.n_snapshots += 1
+            sizes = vec_env.env_method("add_snapshot", path, _seed(args.seed, 2000,
+                                                                   self.n_snapshots))
+            if getattr(self, "model", None) is not None:  # not yet set when resuming
+                self.logger.record("self_play/snapshots", sizes[0])
+
+    return EvalAndSelfPlay()
+
+
+# ------------------------------------------------------------------------------------ main
+def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": sys.version.split()[0]}
+    for pkg in ("uno-mk-env", "numpy", "torch", "stable-baselines3", "sb3-contrib", "gymnasium"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            pass
+    return out
+
+
+def strip_optimizer_and_save(model: Any, path: Path) -> None:
+    """Saves ``model`` with a fresh (empty) optimizer state: the Adam moments are two extra
+    copies of every weight and are only needed to resume training exactly."""
+    policy = model.policy
+    saved = policy.optimizer
+    policy.optimizer = policy.optimizer_class(
+        policy.parameters(), lr=saved.param_groups[0]["lr"], **policy.optimizer_kwargs
+    )
+    try:
+        model.save(path)
+    finally:
+        policy.optimizer = saved
+
+
+def train(args: Args) -> dict[str, Any]:
+    """Trains, evaluates and saves (see the module docstring); returns a summary dict."""
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
+    from stable_baselines3.common.logger import configure
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    if args.num_players < 2 or args.n_envs < 1:
+        raise ValueError("--num-players must be >= 2 and --n-envs >= 1")
+    run_name = f"{args.exp_name}_{args.num_players}p__s{args.seed}__{int(time.time())}"
+    run_dir = Path(args.runs_dir) / run_name
+    run_dir.mkdir(parents=True, exist_ok=True)
+
+    # seeding
+    random.seed(args.seed)
+    np.random.seed(args.seed)  # noqa: NPY002 - SB3's rollout buffer shuffles with the global one
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.torch_threads)
+    # Argument checks of torch.distributions cost ~10 % of a rollout step; the masks are valid.
+    torch.distributions.Distribution.set_default_validate_args(False)
+    from agents.ppo import ScaledObservationExtractor
+    from uno_mk_env.observation import OBS_PIECES
+
+    # envs
+    thunks = [make_env(args, rank) for rank in range(args.n_envs)]
+    use_subproc = args.vec_env == "subproc" or (args.vec_env == "auto" and args.n_envs > 1)
+    vec_env = SubprocVecEnv(thunks) if use_subproc else DummyVecEnv(thunks)
+    vec_env.seed(args.seed)
+
+    eval_rows: list[dict[str, Any]] = []
+    if args.resume:
+        from agents.ppo import resolve_model_path
+
+        resume_path = resolve_model_path(args.resume)
+        model = MaskablePPO.load(resume_path, env=vec_env, device="cpu")
+        model.set_random_seed(args.seed)
+        # Keep the earlier run's curve and self-play pool when the checkpoint sits in a run dir.
+        old_run = resume_path.parent.parent if resume_path.parent.name == "checkpoints" else (
+            resume_path.parent
+        )
+        if (old_run / "eval.csv").is_file():
+            eval_rows = [r for r in read_eval_csv(old_run / "eval.csv")
+                         if r["timesteps"] <= model.num_timesteps]
+    else:
+        pi = _ints(args.net_arch)
+        vf = _ints(args.vf_arch) if args.vf_arch else pi
+        activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[args.activation]
+        lr: Any = args.learning_rate
+        if args.anneal_lr:
+            lr0 = args.learning_rate
+
+            def lr(progress_remaining: float) -> float:
+                # clamped: a run asked for fewer steps than one rollout goes past the end
+                return lr0 * (0.1 + 0.9 * min(max(progress_remaining, 0.0), 1.0))
+
+        model = MaskablePPO(
+            "MlpPolicy", vec_env, learning_rate=lr, n_steps=args.n_steps,
+            batch_size=args.batch_size, n_epochs=args.n_epochs, gamma=args.gamma,
+            gae_lambda=args.gae_lambda, clip_range=args.clip_range, ent_coef=args.ent_coef,
+            vf_coef=args.vf_coef, max_grad_norm=args.max_grad_norm,
+            target_kl=args.target_kl or None,
+            policy_kwargs={
+                "net_arch": {"pi": pi, "vf": vf}, "activation_fn": activation,
+                "features_extractor_class": ScaledObservationExtractor,
+            },
+            seed=args.seed, device="cpu", verbose=args.verbose,
+        )
+    model.set_logger(configure(str(run_dir), ["tensorboard", "csv"]
+                               + (["stdout"] if args.verbose else [])))
+
+    config = {
+        "run_name": run_name, "run_dir": str(run_dir), "args": dataclasses.asdict(args),
+        "command": "python -m training.train_ppo " + " ".join(sys.argv[1:]),
+        "versions": _versions(),
+        "observation_size": int(model.observation_space.shape[0]),
+        # A checkpoint only fits the layout it was trained on (DESIGN.md §5 pieces, in order).
+        "observation_layout": [[p.name, p.size] for p in OBS_PIECES],
+        "policy_kwargs": {k: (v.__name__ if isinstance(v, type) else v)
+                          for k, v in model.policy_kwargs.items()},
+    }
+    (run_dir / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    if args.bc_teacher and not args.resume:
+        t0 = time.time()
+        bc = behaviour_cloning(model, args)
+        bc["seconds"] = round(time.time() - t0, 1)
+        config["behaviour_cloning"] = bc
+        (run_dir / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+        print(f"behaviour cloning of {args.bc_teacher}: {bc}", flush=True)
+    callbacks: list[Any] = []
+    start = time.time()
+    callback = _make_callback(args, run_dir, eval_rows, vec_env, start)
+    callbacks.append(callback)
+    if args.checkpoint_every > 0:
+        ckpt_dir = run_dir / "checkpoints"
+        ckpt_dir.mkdir(exist_ok=True)
+        (ckpt_dir / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+        callbacks.append(CheckpointCallback(
+            save_freq=max(1, args.checkpoint_every // args.n_envs), save_path=str(ckpt_dir),
+            name_prefix="ppo",
+        ))
+    if args.resume and args.snapshot_every > 0:
+        old_snapshots = sorted((old_run / "snapshots").glob("snapshot_*.zip"),
+                               key=lambda p: int(p.stem.split("_")[1]))
+        for path in old_snapshots[-args.max_snapshots:]:
+            callback.add(str(path))
+
+    start_steps = model.num_timesteps
+    remaining = args.total_timesteps - start_steps
+    if remaining > 0:
+        model.learn(remaining, callback=CallbackList(callbacks), progress_bar=args.progress,
+                    reset_num_timesteps=not args.resume)
+    train_seconds = time.time() - start
+    steps_done = model.num_timesteps - start_steps
+
+    model.save(run_dir / "final.zip")
+    callback.evaluate(args.final_eval_games, tag="final_eval")
+    final = [r for r in eval_rows if r["timesteps"] == model.num_timesteps][-len(
+        _specs(args.eval_opponents)):]
+    vec_env.close()
+    summary = {
+        "run_dir": str(run_dir), "timesteps": model.num_timesteps,
+        "train_seconds": round(train_seconds, 1),
+        "steps_per_second": round(steps_done / max(train_seconds, 1e-9), 1),
+        "final_eval": [{k: r[k] for k in EVAL_COLUMNS if k in r} for r in final],
+    }
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    if args.save_path:
+        target = Path(args.save_path)
+        if target.suffix != ".zip":
+            target = target.with_name(target.name + ".zip")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        strip_optimizer_and_save(model, target)
+        stem = target.with_suffix("")
+        (stem.parent / f"{stem.name}.json").write_text(
+            json.dumps({**config, "summary": summary}, indent=2) + "\n"
+        )
+        write_eval_csv(eval_rows, stem.parent / f"{stem.name}_curve.csv")
+        plot_curve(eval_rows, args.num_players, stem.parent / f"{stem.name}_curve.png",
+                   f"{target.name}: {args.num_players} players, seed {args.seed}")
+    return summary
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    os.environ.setdefault("OMP_NUM_THREADS", str(args.torch_threads))
+    summary = train(args)
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
