@@ -1,13 +1,15 @@
 """Baseline agents behind one interface (:class:`Agent`), named by string via :func:`make_agent`.
 
-Importing the package registers ``random``, ``greedy``, ``strategic`` and ``ismcts:N``.
+Importing the package registers ``random``, ``greedy``, ``strategic``, ``ismcts:N`` and
+``ppo:PATH`` (torch is imported only when a ``ppo`` agent is built).
 """
 
 from .base import Agent, RandomAgent, make_agent, register, registered
 from .ismcts import ISMCTSAgent
+from .ppo import PPOAgent
 from .rule_based import GreedyAgent, StrategicAgent, StrategicParams
 
 __all__ = [
     "Agent", "RandomAgent", "GreedyAgent", "StrategicAgent", "StrategicParams", "ISMCTSAgent",
-    "make_agent", "register", "registered",
+    "PPOAgent", "make_agent", "register", "registered",
 ]

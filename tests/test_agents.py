@@ -175,6 +175,17 @@ def test_ismcts_only_takes_legal_actions(rules_name: str) -> None:
                   max_steps=250)
 
 
+@pytest.mark.slow
+def test_ismcts_legal_over_thousands_of_games() -> None:
+    """2,000 seeded default-rules games at every player count 2-10 with an ismcts seat at the
+    smallest budget, the other seats greedy/random (slow: search is the costly agent)."""
+    kinds = (lambda s: ISMCTSAgent(s, simulations=2, max_depth=4), GreedyAgent, RandomAgent)
+    for i in range(2000):
+        n = 2 + i % 9
+        play_game(Game(Rules(num_players=n), seed=20_000 + i), _mixed_table(n, i, kinds), i,
+                  max_steps=400)
+
+
 # ------------------------------------------------------------------------------ determinism
 @pytest.mark.parametrize("spec", ["greedy", "strategic", "ismcts:6"])
 def test_same_seed_same_actions(spec: str) -> None:
