@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import numpy as np
+
 from uno_mk_env import Game, Rules
 from uno_mk_env import actions as A
 from uno_mk_env.cards import CODES, W4
@@ -122,3 +124,13 @@ __all__ = [
     "events_of", "find_game", "hand_codes", "hand_sizes", "legal_names", "make", "start_cards",
     "top",
 ]
+
+
+def eager_policy(mask: np.ndarray, rng: np.random.Generator) -> int:
+    """Random, but calls UNO and plays a card whenever it can (a short, eventful game)."""
+    if mask[A.CALL_UNO]:
+        return A.CALL_UNO
+    legal = np.flatnonzero(mask)
+    plays = [a for a in legal if a not in (A.DRAW, A.KEEP)]
+    pool = plays or legal
+    return int(pool[rng.integers(len(pool))])

@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+from scenario import eager_policy as _policy
 
 from uno_mk_env import actions
 from uno_mk_env import uno_mario_kart_v0 as U
@@ -31,16 +32,6 @@ def _sha(*arrays: np.ndarray) -> str:
     for a in arrays:
         h.update(np.ascontiguousarray(a).tobytes())
     return h.hexdigest()[:12]
-
-
-def _policy(mask: np.ndarray, rng: np.random.Generator) -> int:
-    """Random, but calls UNO and plays a card whenever it can (a short, eventful game)."""
-    if mask[actions.CALL_UNO]:
-        return actions.CALL_UNO
-    legal = np.flatnonzero(mask)
-    plays = [a for a in legal if a not in (actions.DRAW, actions.KEEP)]
-    pool = plays or legal
-    return int(pool[rng.integers(len(pool))])
 
 
 def _event(e: tuple) -> str:

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env as gym_check_env
+from scenario import eager_policy as eager
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 from agents.base import Agent, RandomAgent
@@ -16,16 +17,6 @@ from uno_mk_env.gym_env import UnoMarioKartGymEnv
 from uno_mk_env.observation import OBS_SIZE, encode
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*environment not having a spec")
-
-
-def eager(mask: np.ndarray, rng: np.random.Generator) -> int:
-    """Random, but calls UNO and plays a card whenever it can (short rounds)."""
-    if mask[actions.CALL_UNO]:
-        return actions.CALL_UNO
-    legal = np.flatnonzero(mask)
-    plays = [a for a in legal if a not in (actions.DRAW, actions.KEEP)]
-    pool = plays or legal
-    return int(pool[rng.integers(len(pool))])
 
 
 class EagerAgent(Agent):
