@@ -6,7 +6,7 @@ every seat's observation and of ``state()``, the reward ``last()`` returned), fo
 engine event of that step. Any change of behaviour (rules, observation encoding, rewards, turn
 order) shows up as a diff here and asks for a version bump of the env. If the change is intended:
 
-    python -m tests.test_golden --regen
+    python tests/test_golden.py --regen
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def generate_playthrough(num_players: int = 4, seed: int = 7) -> str:
         f" policy: {_policy.__doc__.strip()} (numpy default_rng({seed}))",
         "# step agent action obs=sha1(observation+mask) all=sha1(every seat's observation+state)"
         " reward=last()",
-        "# regenerate after an intended change: python -m tests.test_golden --regen",
+        "# regenerate after an intended change: python tests/test_golden.py --regen",
         "deal:",
     ]
     lines += [_event(e) for e in game.events]
@@ -79,7 +79,7 @@ def test_golden_playthrough_is_unchanged():
             "golden", "now",
         ))[:120])
         raise AssertionError(
-            "behaviour changed (regenerate with `python -m tests.test_golden --regen` if "
+            "behaviour changed (regenerate with `python tests/test_golden.py --regen` if "
             f"intended, and bump the env version):\n{diff}"
         )
 

@@ -12,7 +12,7 @@ import pytest
 
 from uno_mk_env import PRESETS, Game, Rules, actions
 from uno_mk_env import observation as O
-from uno_mk_env.cards import CODES, COPIES, NUM_KINDS
+from uno_mk_env.cards import CODES, COPIES, NUM_KINDS, kind
 
 ROOT = Path(__file__).resolve().parents[1]
 PLAYER_COUNTS = (2, 3, 4, 10)
@@ -74,6 +74,12 @@ def reference_encode(view) -> np.ndarray:
     hot("colour_context", view.colour_context)
     out["idle_turns"][0] = view.idle_turns
     out["round"][0] = min(view.round, O.MAX_ROUND)
+    for seat in range(n):
+        for colour in range(4):
+            mark = view.void_marks[4 * seat + colour]
+            if mark >= 0:
+                since = view.cards_drawn[seat] - mark
+                out["void_evidence"][4 * rel(seat) + colour] = max(0, O.VOID_MEMORY - since)
     return np.concatenate([out[p.name] for p in O.OBS_PIECES])
 
 
@@ -128,6 +134,32 @@ def test_encode_matches_the_reference_encoder_and_bounds(n, preset):
             assert (obs >= 0).all() and (obs <= high).all()
             checked += 1
     assert checked > 100
+
+
+def test_void_evidence_follows_voluntary_draws_and_fades():
+    # Seat 1 draws voluntarily facing red (R4.2), then is hit by a Draw Two.
+    d = {"rules": {"num_players": 3}, "hands": [["R7", "B1"], ["G2", "Y3"], ["B9", "R2", "G4"]],
+         "draw_pile": ["Y6", "Y7", "Y8", "Y9"], "discard_pile": ["R5"], "active_colour": "R",
+         "current_player": 1, "direction": 1}
+    g = Game.from_dict(d)
+    g.step(actions.DRAW)  # Y6: not playable, the turn passes to seat 2
+    assert g.cards_drawn == [0, 1, 0] and g.void_marks[4:8] == [1, -1, -1, -1]
+    ev = O.split(O.encode(g.view(0)))["void_evidence"].reshape(10, 4)
+    assert ev[1].tolist() == [O.VOID_MEMORY, 0, 0, 0] and not ev[[0, 2]].any()
+    ev2 = O.split(O.encode(g.view(2)))["void_evidence"].reshape(10, 4)
+    assert ev2[2].tolist() == [O.VOID_MEMORY, 0, 0, 0]  # seat 1 is two places after seat 2
+    g.step(kind("R2"))
+    g.step(actions.DRAW)  # seat 0 draws Y7 facing red: not playable
+    g.step(kind("G2"))  # seat 1 matches the 2
+    g.step(kind("G4"))
+    g.step(actions.DRAW)  # seat 0 draws Y8 facing green
+    # seat 2 went down to one card without calling UNO: 2 penalty cards (R8), not voluntary
+    assert g.cards_drawn == [2, 1, 2] and g.void_marks[8:12] == [-1] * 4
+    assert g.void_marks[0:4] == [1, -1, 2, -1]
+    ev3 = O.split(O.encode(g.view(1)))["void_evidence"].reshape(10, 4)
+    # seat 0 is slot 2 for seat 1: red fades by the one card drawn since, green is fresh
+    assert ev3[2].tolist() == [O.VOID_MEMORY - 1, 0, O.VOID_MEMORY, 0]
+    assert ev3[0].tolist() == [O.VOID_MEMORY, 0, 0, 0]  # seat 1's own red draw
 
 
 def test_scores_are_relative_and_scaled():

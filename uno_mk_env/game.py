@@ -36,6 +36,7 @@ from .cards import (
     LIGHTNING,
     MUSHROOM,
     NUM_CARDS,
+    NUM_COLOURS,
     NUM_KINDS,
     POINTS,
     REVERSE,
@@ -144,7 +145,12 @@ class PlayerView(NamedTuple):
     ``colour_context`` (why a colour is
     being chosen: 0 W4, 1 Bob-omb, 2 start card, 3 nothing to flip), ``idle_turns`` (R9 stalemate
     count), ``turn_player``/``previous_turn_player`` (whose turn it is / was before),
-    ``legal_actions`` (ids, only for the decider).
+    ``cards_drawn`` (per seat: cards drawn this round, the deal excluded) and ``void_marks``
+    (flat, index ``4 * seat + colour``: the seat's ``cards_drawn`` right after its latest
+    voluntary draw (R4.2) while that colour was active, ``-1`` if none this round; so
+    ``cards_drawn[seat] - void_marks[4 * seat + colour]`` cards reached that hand since it
+    showed no wish or no way to play the colour; public, from the table), ``legal_actions``
+    (ids, only for the decider).
     """
 
     seat: int
@@ -175,6 +181,8 @@ class PlayerView(NamedTuple):
     idle_turns: int
     turn_player: int
     previous_turn_player: int
+    cards_drawn: tuple[int, ...]
+    void_marks: tuple[int, ...]
     legal_actions: tuple[int, ...]
 
     @property
@@ -188,7 +196,7 @@ class PlayerView(NamedTuple):
 
 
 _new_view = tuple.__new__
-assert len(PlayerView._fields) == 29, "Game.view builds PlayerView positionally: update it"
+assert len(PlayerView._fields) == 31, "Game.view builds PlayerView positionally: update it"
 
 
 class Game:
@@ -211,6 +219,7 @@ class Game:
         "current_player", "direction", "phase", "dealer", "scores", "round", "drawn",
         "uno_called", "uno_miss", "w4_player", "w4_prev_colour", "w4_illegal", "colour_context",
         "reveal", "last_item", "idle_turns", "turn_player", "previous_turn_player",
+        "cards_drawn", "void_marks",
         "round_over", "game_over", "winner", "round_winner", "round_hand_points", "num_steps",
         "events", "_legal",
         "_uno_on", "_catch_auto", "_w4_strict",
@@ -269,6 +278,8 @@ class Game:
         self.idle_turns = 0
         self.turn_player = -1
         self.previous_turn_player = -1
+        self.cards_drawn = [0] * n
+        self.void_marks = [-1] * (n * NUM_COLOURS)
         self._legal: tuple[int, ...] | None = None
 
     def _deal(self, dealer: int) -> None:
@@ -536,6 +547,7 @@ class Game:
             self._refill()
             pile = self.draw_pile
             if not pile:  # R9: nothing to draw; the turn ends. N such turns in a row: stalemate.
+                self.void_marks[p * NUM_COLOURS + self.colour] = self.cards_drawn[p]
                 self.events.append(("draw", p, (), "voluntary"))
                 self.idle_turns += 1
                 if self.idle_turns >= self.num_players:
@@ -548,6 +560,8 @@ class Game:
         self.hands[p][card] += 1
         self.held[p] |= 1 << card
         self.sizes[p] += 1
+        drawn = self.cards_drawn[p] = self.cards_drawn[p] + 1
+        self.void_marks[p * NUM_COLOURS + self.colour] = drawn
         self.uno_called[p] = False
         self.idle_turns = 0
         self.events.append(("draw", p, (card,), "voluntary"))
@@ -751,6 +765,7 @@ class Game:
         if got:
             self.held[seat] |= bits
             self.sizes[seat] += len(got)
+            self.cards_drawn[seat] += len(got)
             self.uno_called[seat] = False
             self.idle_turns = 0
         result = tuple(got)
@@ -842,6 +857,8 @@ class Game:
             self.idle_turns,
             self.turn_player,
             self.previous_turn_player,
+            tuple(self.cards_drawn),
+            tuple(self.void_marks),
             self.legal_action_ids() if decider else (),
         ))
 
@@ -897,6 +914,8 @@ class Game:
         g.idle_turns = view.idle_turns
         g.turn_player = view.turn_player
         g.previous_turn_player = view.previous_turn_player
+        g.cards_drawn = list(view.cards_drawn)
+        g.void_marks = list(view.void_marks)
         g.game_over = view.phase == GAME_OVER
         top = view.top_card
         below = [k for k in range(NUM_KINDS) for _ in range(view.discard_counts[k] - (k == top))]
@@ -945,6 +964,8 @@ class Game:
         g.discard_counts = self.discard_counts[:]
         g.scores = self.scores[:]
         g.uno_called = self.uno_called[:]
+        g.cards_drawn = self.cards_drawn[:]
+        g.void_marks = self.void_marks[:]
         g.events = self.events[:]
         return g
 
@@ -989,6 +1010,11 @@ class Game:
             "idle_turns": self.idle_turns,
             "turn_player": self.turn_player,
             "previous_turn_player": self.previous_turn_player,
+            "cards_drawn": list(self.cards_drawn),
+            "void_marks": [
+                [self.void_marks[s * NUM_COLOURS + c] for c in range(NUM_COLOURS)]
+                for s in range(n)
+            ],
             "round_over": self.round_over,
             "game_over": self.game_over,
             "winner": self.winner,
@@ -1020,6 +1046,33 @@ class Game:
 
 
 # ------------------------------------------------------------------------------------ helpers
+def _parse_draw_history(g: Game, d: Mapping[str, Any]) -> None:
+    """``cards_drawn`` (n ints >= 0) and ``void_marks`` (n lists of 4 ints, each -1 or
+    0..cards_drawn of that seat) of a state dict; both optional (a minimal position has drawn
+    nothing and drawn voluntarily never)."""
+    n = g.num_players
+    drawn = d.get("cards_drawn", [0] * n)
+    if (not isinstance(drawn, list | tuple) or len(drawn) != n
+            or not all(type(x) is int and x >= 0 for x in drawn)):
+        raise StateError(f"'cards_drawn' must be {n} non-negative ints, got {drawn!r}")
+    g.cards_drawn = list(drawn)
+    marks = d.get("void_marks")
+    if marks is None:
+        return
+    if not isinstance(marks, list | tuple) or len(marks) != n:
+        raise StateError(f"'void_marks' must be {n} lists of {NUM_COLOURS} ints, got {marks!r}")
+    flat = []
+    for s, row in enumerate(marks):
+        if (not isinstance(row, list | tuple) or len(row) != NUM_COLOURS
+                or not all(type(x) is int and -1 <= x <= drawn[s] for x in row)):
+            raise StateError(
+                f"'void_marks'[{s}] must be {NUM_COLOURS} ints, each -1 (none) or 0-{drawn[s]} "
+                f"('cards_drawn'[{s}]), got {row!r}"
+            )
+        flat.extend(row)
+    g.void_marks = flat
+
+
 def _sample_drawn_card(g: Game, pool: list[int], rest: int, rng: np.random.Generator) -> int:
     """For :meth:`Game.from_view`: picks the card another seat is deciding whether to play, among
     the unseen cards that could be playable, and puts it in that seat's hand. Under ``w4_strict`` a
@@ -1286,6 +1339,7 @@ def _from_dict(cls: type[Game], d: Mapping[str, Any], seed: int | None) -> Game:
     g.idle_turns = int(d.get("idle_turns", 0))
     g.turn_player = int(d.get("turn_player", g.current_player))
     g.previous_turn_player = int(d.get("previous_turn_player", -1))
+    _parse_draw_history(g, d)
     g.round_over = bool(d.get("round_over", False))
     g.game_over = game_over
     g.winner = d.get("winner")

@@ -11,7 +11,7 @@ Action Space
     for sb3-contrib's ``MaskablePPO``; ``info["action_mask"]`` holds the same as ``int8``.
 
 Observation Space
-    ``Box(0, high, (397,), float32)`` (397 = ``OBS_SIZE``): :func:`uno_mk_env.observation.encode`
+    ``Box(0, high, (437,), float32)`` (437 = ``OBS_SIZE``): :func:`uno_mk_env.observation.encode`
     of the learner's ``PlayerView`` (:func:`uno_mk_env.observation.layout_markdown`).
 
 Rewards

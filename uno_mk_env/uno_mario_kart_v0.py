@@ -27,8 +27,8 @@ Action Space
     69 ``CHALLENGE``, 70 ``ACCEPT``, 71 ``CALL_UNO``, 72 ``CATCH_UNO``.
 
 Observation Space
-    ``Dict(observation=Box(0, high, (397,), float32), action_mask=Box(0, 1, (73,), int8))``
-    (397 = ``uno_mk_env.observation.OBS_SIZE``). The vector is
+    ``Dict(observation=Box(0, high, (437,), float32), action_mask=Box(0, 1, (73,), int8))``
+    (437 = ``uno_mk_env.observation.OBS_SIZE``). The vector is
     :func:`uno_mk_env.observation.encode` of the seat's ``PlayerView``: its own hand, the top card
     and active colour, the phase, the card it just drew, the direction, per seat in relative
     clockwise order (slot 0 = itself, padded to 10): present, hand size, UNO called, score; the
