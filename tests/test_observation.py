@@ -76,10 +76,7 @@ def reference_encode(view) -> np.ndarray:
     out["round"][0] = min(view.round, O.MAX_ROUND)
     for seat in range(n):
         for colour in range(4):
-            mark = view.void_marks[4 * seat + colour]
-            if mark >= 0:
-                since = view.cards_drawn[seat] - mark
-                out["void_evidence"][4 * rel(seat) + colour] = max(0, O.VOID_MEMORY - since)
+            out["void_evidence"][4 * rel(seat) + colour] = view.void_evidence[4 * seat + colour]
     return np.concatenate([out[p.name] for p in O.OBS_PIECES])
 
 
@@ -143,7 +140,7 @@ def test_void_evidence_follows_voluntary_draws_and_fades():
          "current_player": 1, "direction": 1}
     g = Game.from_dict(d)
     g.step(actions.DRAW)  # Y6: not playable, the turn passes to seat 2
-    assert g.cards_drawn == [0, 1, 0] and g.void_marks[4:8] == [1, -1, -1, -1]
+    assert g.view(0).void_evidence == bytes([0, 0, 0, 0, O.VOID_MEMORY, 0, 0, 0, 0, 0, 0, 0])
     ev = O.split(O.encode(g.view(0)))["void_evidence"].reshape(10, 4)
     assert ev[1].tolist() == [O.VOID_MEMORY, 0, 0, 0] and not ev[[0, 2]].any()
     ev2 = O.split(O.encode(g.view(2)))["void_evidence"].reshape(10, 4)
@@ -154,12 +151,27 @@ def test_void_evidence_follows_voluntary_draws_and_fades():
     g.step(kind("G4"))
     g.step(actions.DRAW)  # seat 0 draws Y8 facing green
     # seat 2 went down to one card without calling UNO: 2 penalty cards (R8), not voluntary
-    assert g.cards_drawn == [2, 1, 2] and g.void_marks[8:12] == [-1] * 4
-    assert g.void_marks[0:4] == [1, -1, 2, -1]
+    assert g.view(0).void_evidence[8:12] == bytes(4)
+    assert list(g.view(0).void_evidence[0:4]) == [O.VOID_MEMORY - 1, 0, O.VOID_MEMORY, 0]
     ev3 = O.split(O.encode(g.view(1)))["void_evidence"].reshape(10, 4)
     # seat 0 is slot 2 for seat 1: red fades by the one card drawn since, green is fresh
     assert ev3[2].tolist() == [O.VOID_MEMORY - 1, 0, O.VOID_MEMORY, 0]
     assert ev3[0].tolist() == [O.VOID_MEMORY, 0, 0, 0]  # seat 1's own red draw
+
+
+def test_void_evidence_fades_with_penalty_draws_and_round_trips():
+    # Seat 1 holds fresh evidence in red (8) and older in blue (3); a Draw Two costs it 2.
+    d = {"rules": {"num_players": 2}, "hands": [["RD", "R1", "B1"], ["G2", "Y3"]],
+         "draw_pile": ["Y6", "Y7", "Y8"], "discard_pile": ["R5"], "active_colour": "R",
+         "current_player": 0, "direction": 1, "void_evidence": [[0] * 4, [8, 0, 0, 3]]}
+    g = Game.from_dict(d)
+    assert g.view(0).void_evidence == bytes([0, 0, 0, 0, 8, 0, 0, 3])
+    g.step(kind("RD"))  # two players: the victim draws 2 and is skipped
+    assert g.view(1).void_evidence == bytes([0, 0, 0, 0, 6, 0, 0, 1])
+    assert g.to_dict()["void_evidence"] == [[0, 0, 0, 0], [6, 0, 0, 1]]
+    assert Game.from_dict(g.to_dict()) == g
+    ev = O.split(O.encode(g.view(0)))["void_evidence"].reshape(10, 4)
+    assert ev[1].tolist() == [6, 0, 0, 1]
 
 
 def test_scores_are_relative_and_scaled():

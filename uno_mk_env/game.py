@@ -57,6 +57,13 @@ COLOUR_AFTER_W4, COLOUR_AFTER_BOB_OMB, COLOUR_AT_START, COLOUR_NO_FLIP = range(4
 _COLOUR_CONTEXT_NAMES = ("w4", "bob_omb", "start", "no_flip")
 
 _NO_CARD = -1
+#: ``PlayerView.void_evidence`` of a seat that just drew voluntarily facing a colour (R4.2).
+VOID_MEMORY = 8
+#: ``evidence.translate(_FADE[k])``: every byte lowered by ``k``, floored at 0 (k drawn cards).
+_FADE = tuple(bytes(max(v - k, 0) for v in range(256)) for k in range(VOID_MEMORY + 1))
+_DRAW, _KEEP, _CALL_UNO, _CATCH_UNO = A.DRAW, A.KEEP, A.CALL_UNO, A.CATCH_UNO
+_COLOUR_OF = tuple(k // 13 for k in range(W4))  # coloured kinds only
+_RANK_OF = tuple(k % 13 for k in range(W4))
 STATE_FORMAT = 1
 
 
@@ -84,6 +91,35 @@ def _candidate_kinds(colour: int, rank: int) -> tuple[int, ...]:
 _CANDIDATES = tuple(
     tuple(sum(1 << k for k in _candidate_kinds(c, r)) for r in range(14)) for c in range(4)
 )
+
+# _CANDIDATES_ON[colour][top kind]: the same masks indexed by the top card itself.
+_CANDIDATES_ON = tuple(
+    tuple(_CANDIDATES[c][top % 13 if top < W4 else 13] for top in range(NUM_KINDS))
+    for c in range(4)
+)
+_UNO_KEY = 1 << NUM_KINDS  # set in a play-phase key when CALL_UNO is legal too
+
+
+def _bit_ids(bits: int, base: int, tail: tuple[int, ...] = ()) -> tuple[tuple[int, ...], ...]:
+    """``table[v]``: the ids ``base + i`` of the set bits ``i`` of ``v``, ascending, then
+    ``tail``; for every ``v`` below ``2**bits``."""
+    if bits <= 7:
+        return tuple(
+            (*(base + i for i in range(bits) if v >> i & 1), *tail) for v in range(1 << bits)
+        )
+    half = bits // 2  # v = low + high << half: concatenate the two halves' tables
+    low, high = _bit_ids(half, base), _bit_ids(bits - half, base + half, tail)
+    return tuple([a + b for b in high for a in low])
+
+
+# The play-phase legal ids are a pure function of the key ``playable kinds' bitmask | UNO flag``.
+# Split into 14-bit chunks, each chunk's ids come from a table, in ascending order; the last
+# chunk (kinds 42-53 and the flag) ends with DRAW (and CALL_UNO when the flag is set).
+_PLAY_IDS_0 = _bit_ids(14, 0)
+_PLAY_IDS_1 = _bit_ids(14, 14)
+_PLAY_IDS_2 = _bit_ids(14, 28)
+_PLAY_IDS_3 = _bit_ids(12, 42, (_DRAW,)) + _bit_ids(12, 42, (_DRAW, _CALL_UNO))
+assert _UNO_KEY >> 42 == 1 << 12
 
 _COLOUR_ACTIONS = tuple(range(A.COLOUR_BASE, A.COLOUR_BASE + 4))
 _CHALLENGE_ACTIONS = (A.CHALLENGE, A.ACCEPT)
@@ -145,12 +181,10 @@ class PlayerView(NamedTuple):
     ``colour_context`` (why a colour is
     being chosen: 0 W4, 1 Bob-omb, 2 start card, 3 nothing to flip), ``idle_turns`` (R9 stalemate
     count), ``turn_player``/``previous_turn_player`` (whose turn it is / was before),
-    ``cards_drawn`` (per seat: cards drawn this round, the deal excluded) and ``void_marks``
-    (flat, index ``4 * seat + colour``: the seat's ``cards_drawn`` right after its latest
-    voluntary draw (R4.2) while that colour was active, ``-1`` if none this round; so
-    ``cards_drawn[seat] - void_marks[4 * seat + colour]`` cards reached that hand since it
-    showed no wish or no way to play the colour; public, from the table), ``legal_actions``
-    (ids, only for the decider).
+    ``void_evidence`` (``bytes``, index ``4 * seat + colour``: :data:`VOID_MEMORY` when the
+    seat last drew voluntarily (R4.2) while that colour was active, minus one per card it drew
+    since, floored at 0; 0 if it has not this round: how fresh the public sign is that it holds
+    none of that colour), ``legal_actions`` (ids, only for the decider).
     """
 
     seat: int
@@ -181,8 +215,7 @@ class PlayerView(NamedTuple):
     idle_turns: int
     turn_player: int
     previous_turn_player: int
-    cards_drawn: tuple[int, ...]
-    void_marks: tuple[int, ...]
+    void_evidence: bytes
     legal_actions: tuple[int, ...]
 
     @property
@@ -196,7 +229,7 @@ class PlayerView(NamedTuple):
 
 
 _new_view = tuple.__new__
-assert len(PlayerView._fields) == 31, "Game.view builds PlayerView positionally: update it"
+assert len(PlayerView._fields) == 30, "Game.view builds PlayerView positionally: update it"
 
 
 class Game:
@@ -219,7 +252,7 @@ class Game:
         "current_player", "direction", "phase", "dealer", "scores", "round", "drawn",
         "uno_called", "uno_miss", "w4_player", "w4_prev_colour", "w4_illegal", "colour_context",
         "reveal", "last_item", "idle_turns", "turn_player", "previous_turn_player",
-        "cards_drawn", "void_marks",
+        "void_evidence",
         "round_over", "game_over", "winner", "round_winner", "round_hand_points", "num_steps",
         "events", "_legal",
         "_uno_on", "_catch_auto", "_w4_strict",
@@ -278,8 +311,7 @@ class Game:
         self.idle_turns = 0
         self.turn_player = -1
         self.previous_turn_player = -1
-        self.cards_drawn = [0] * n
-        self.void_marks = [-1] * (n * NUM_COLOURS)
+        self.void_evidence = [bytearray(NUM_COLOURS) for _ in range(n)]
         self._legal: tuple[int, ...] | None = None
 
     def _deal(self, dealer: int) -> None:
@@ -402,24 +434,18 @@ class Game:
         p = self.current_player
         ids: tuple[int, ...]
         if phase == PLAY:
-            top = self.discard[-1]
             # R4.1: the active colour's kinds, the top card's rank in other colours, both wilds.
-            held = self.held[p] & _CANDIDATES[self.colour][top % 13 if top < W4 else 13]
-            if self._w4_strict and held & _W4_BIT and not self._w4_is_legal(p):
-                held ^= _W4_BIT
-            ids_list = []
-            while held:  # the set bits, ascending
-                low = held & -held
-                ids_list.append(low.bit_length() - 1)
-                held ^= low
-            ids_list.append(A.DRAW)
+            key = self.held[p] & _CANDIDATES_ON[self.colour][self.discard[-1]]
+            if self._w4_strict and key & _W4_BIT and not self._w4_is_legal(p):
+                key ^= _W4_BIT
             if self.sizes[p] == 2 and self._uno_on and not self.uno_called[p]:
-                ids_list.append(A.CALL_UNO)
-            ids = tuple(ids_list)
+                key |= _UNO_KEY
+            ids = (_PLAY_IDS_0[key & 0x3FFF] + _PLAY_IDS_1[key >> 14 & 0x3FFF]
+                   + _PLAY_IDS_2[key >> 28 & 0x3FFF] + _PLAY_IDS_3[key >> 42])
         elif phase == PLAY_DRAWN:
-            ids = (self.drawn, A.KEEP)
+            ids = (self.drawn, _KEEP)
             if self.sizes[p] == 2 and self._uno_on and not self.uno_called[p]:
-                ids += (A.CALL_UNO,)
+                ids += (_CALL_UNO,)
         elif phase == CHOOSE_COLOUR:
             ids = _COLOUR_ACTIONS
         elif phase == CHOOSE_TARGET:
@@ -430,7 +456,7 @@ class Game:
             return ()
         m = self.uno_miss
         if m >= 0 and not self._catch_auto and m != p and self.sizes[m] == 1:
-            ids += (A.CATCH_UNO,)
+            ids += (_CATCH_UNO,)
         return ids
 
     def _w4_is_legal(self, seat: int) -> bool:
@@ -471,7 +497,7 @@ class Game:
         self.num_steps += 1
         p = self.current_player
         if self.uno_miss >= 0 and not self._catch_auto and p != self.uno_miss:
-            if action == A.CATCH_UNO:  # R8: caught; the catcher still decides
+            if action == _CATCH_UNO:  # R8: caught; the catcher still decides
                 offender = self.uno_miss
                 self.uno_miss = -1
                 self.events.append(("catch", p, offender))
@@ -480,16 +506,16 @@ class Game:
             self.uno_miss = -1  # the catch window closes with the next decider's first action
         phase = self.phase
         if phase == PLAY:
-            if action < A.DRAW:
+            if action < _DRAW:
                 self._play(p, action)
-            elif action == A.DRAW:
+            elif action == _DRAW:
                 self._voluntary_draw(p)
             else:
                 self._call_uno(p)
         elif phase == PLAY_DRAWN:
-            if action < A.DRAW:
+            if action < _DRAW:
                 self._play(p, action)
-            elif action == A.KEEP:
+            elif action == _KEEP:
                 self.events.append(("keep", p))
                 self._begin_turn((p + self.direction) % self.num_players)
             else:
@@ -547,7 +573,7 @@ class Game:
             self._refill()
             pile = self.draw_pile
             if not pile:  # R9: nothing to draw; the turn ends. N such turns in a row: stalemate.
-                self.void_marks[p * NUM_COLOURS + self.colour] = self.cards_drawn[p]
+                self.void_evidence[p][self.colour] = VOID_MEMORY
                 self.events.append(("draw", p, (), "voluntary"))
                 self.idle_turns += 1
                 if self.idle_turns >= self.num_players:
@@ -560,17 +586,17 @@ class Game:
         self.hands[p][card] += 1
         self.held[p] |= 1 << card
         self.sizes[p] += 1
-        drawn = self.cards_drawn[p] = self.cards_drawn[p] + 1
-        self.void_marks[p * NUM_COLOURS + self.colour] = drawn
+        colour = self.colour
+        evidence = self.void_evidence[p]
+        evidence[:] = evidence.translate(_FADE[1])  # the drawn card fades the earlier signs
+        evidence[colour] = VOID_MEMORY
         self.uno_called[p] = False
         self.idle_turns = 0
         self.events.append(("draw", p, (card,), "voluntary"))
-        if card < W4:
-            top = self.discard[-1]
-            playable = card // 13 == self.colour or (top < W4 and card % 13 == top % 13)
-        else:
-            playable = card == WB or not self._w4_strict or self._w4_is_legal(p)
-        if playable:
+        # R4.1 (the candidates include both wilds; a strict W4 must also be legal, R6.2)
+        if _CANDIDATES_ON[colour][self.discard[-1]] >> card & 1 and (
+            card != W4 or not self._w4_strict or self._w4_is_legal(p)
+        ):
             self.phase = PLAY_DRAWN
             self.drawn = card
         else:
@@ -606,8 +632,8 @@ class Game:
         if card == WB:
             self._item_box(p, out)
             return
-        self.colour = card // 13
-        rank = card % 13
+        self.colour = _COLOUR_OF[card]
+        rank = _RANK_OF[card]
         if rank < SKIP:
             if out:
                 self._end_round(p)
@@ -698,7 +724,7 @@ class Game:
         self.last_item = item
         self.events.append(("item", p, item))
         if flipped < W4:
-            self.colour = flipped // 13
+            self.colour = _COLOUR_OF[flipped]
         resolve_self = not out or self.rules.last_item_box == "full"
         if item == MUSHROOM:
             self._after_item(p, extra_turn=True)
@@ -765,7 +791,8 @@ class Game:
         if got:
             self.held[seat] |= bits
             self.sizes[seat] += len(got)
-            self.cards_drawn[seat] += len(got)
+            evidence = self.void_evidence[seat]
+            evidence[:] = evidence.translate(_FADE[min(len(got), VOID_MEMORY)])
             self.uno_called[seat] = False
             self.idle_turns = 0
         result = tuple(got)
@@ -857,8 +884,7 @@ class Game:
             self.idle_turns,
             self.turn_player,
             self.previous_turn_player,
-            tuple(self.cards_drawn),
-            tuple(self.void_marks),
+            b"".join(self.void_evidence),
             self.legal_action_ids() if decider else (),
         ))
 
@@ -914,8 +940,9 @@ class Game:
         g.idle_turns = view.idle_turns
         g.turn_player = view.turn_player
         g.previous_turn_player = view.previous_turn_player
-        g.cards_drawn = list(view.cards_drawn)
-        g.void_marks = list(view.void_marks)
+        g.void_evidence = [
+            bytearray(view.void_evidence[s * NUM_COLOURS:(s + 1) * NUM_COLOURS]) for s in range(n)
+        ]
         g.game_over = view.phase == GAME_OVER
         top = view.top_card
         below = [k for k in range(NUM_KINDS) for _ in range(view.discard_counts[k] - (k == top))]
@@ -964,8 +991,7 @@ class Game:
         g.discard_counts = self.discard_counts[:]
         g.scores = self.scores[:]
         g.uno_called = self.uno_called[:]
-        g.cards_drawn = self.cards_drawn[:]
-        g.void_marks = self.void_marks[:]
+        g.void_evidence = [bytearray(e) for e in self.void_evidence]
         g.events = self.events[:]
         return g
 
@@ -1010,11 +1036,7 @@ class Game:
             "idle_turns": self.idle_turns,
             "turn_player": self.turn_player,
             "previous_turn_player": self.previous_turn_player,
-            "cards_drawn": list(self.cards_drawn),
-            "void_marks": [
-                [self.void_marks[s * NUM_COLOURS + c] for c in range(NUM_COLOURS)]
-                for s in range(n)
-            ],
+            "void_evidence": [list(e) for e in self.void_evidence],
             "round_over": self.round_over,
             "game_over": self.game_over,
             "winner": self.winner,
@@ -1046,31 +1068,26 @@ class Game:
 
 
 # ------------------------------------------------------------------------------------ helpers
-def _parse_draw_history(g: Game, d: Mapping[str, Any]) -> None:
-    """``cards_drawn`` (n ints >= 0) and ``void_marks`` (n lists of 4 ints, each -1 or
-    0..cards_drawn of that seat) of a state dict; both optional (a minimal position has drawn
-    nothing and drawn voluntarily never)."""
+def _parse_void_evidence(g: Game, d: Mapping[str, Any]) -> None:
+    """Optional ``void_evidence``: n lists of 4 ints 0-VOID_MEMORY (default: all 0)."""
     n = g.num_players
-    drawn = d.get("cards_drawn", [0] * n)
-    if (not isinstance(drawn, list | tuple) or len(drawn) != n
-            or not all(type(x) is int and x >= 0 for x in drawn)):
-        raise StateError(f"'cards_drawn' must be {n} non-negative ints, got {drawn!r}")
-    g.cards_drawn = list(drawn)
-    marks = d.get("void_marks")
-    if marks is None:
+    rows = d.get("void_evidence")
+    if rows is None:
         return
-    if not isinstance(marks, list | tuple) or len(marks) != n:
-        raise StateError(f"'void_marks' must be {n} lists of {NUM_COLOURS} ints, got {marks!r}")
-    flat = []
-    for s, row in enumerate(marks):
+    if not isinstance(rows, list | tuple) or len(rows) != n:
+        raise StateError(
+            f"'void_evidence' must be {n} lists of {NUM_COLOURS} ints 0-{VOID_MEMORY}, "
+            f"got {rows!r}"
+        )
+    evidence = []
+    for s, row in enumerate(rows):
         if (not isinstance(row, list | tuple) or len(row) != NUM_COLOURS
-                or not all(type(x) is int and -1 <= x <= drawn[s] for x in row)):
+                or not all(type(x) is int and 0 <= x <= VOID_MEMORY for x in row)):
             raise StateError(
-                f"'void_marks'[{s}] must be {NUM_COLOURS} ints, each -1 (none) or 0-{drawn[s]} "
-                f"('cards_drawn'[{s}]), got {row!r}"
+                f"'void_evidence'[{s}] must be {NUM_COLOURS} ints 0-{VOID_MEMORY}, got {row!r}"
             )
-        flat.extend(row)
-    g.void_marks = flat
+        evidence.append(bytearray(row))
+    g.void_evidence = evidence
 
 
 def _sample_drawn_card(g: Game, pool: list[int], rest: int, rng: np.random.Generator) -> int:
@@ -1339,7 +1356,7 @@ def _from_dict(cls: type[Game], d: Mapping[str, Any], seed: int | None) -> Game:
     g.idle_turns = int(d.get("idle_turns", 0))
     g.turn_player = int(d.get("turn_player", g.current_player))
     g.previous_turn_player = int(d.get("previous_turn_player", -1))
-    _parse_draw_history(g, d)
+    _parse_void_evidence(g, d)
     g.round_over = bool(d.get("round_over", False))
     g.game_over = game_over
     g.winner = d.get("winner")

@@ -30,7 +30,7 @@ import numpy as np
 
 from . import actions as A
 from .cards import COPIES, NUM_CARDS, NUM_COLOURS, NUM_ITEMS, NUM_KINDS, POINTS
-from .game import Game, PlayerView
+from .game import VOID_MEMORY, Game, PlayerView
 from .rules import Rules
 
 MAX_SEATS = 10  #: slots of every per-seat block (relative seats 0-9, 0 = the observer)
@@ -38,9 +38,6 @@ SCORE_SCALE = 100.0  #: scores are divided by this (the unit of ``reward="points
 MAX_ROUND_POINTS = sum(c * p for c, p in zip(COPIES, POINTS))  #: 1440: every card's points
 MAX_ROUND = 255  #: the round number is clipped here (it is stored as a byte)
 NUM_COLOUR_CONTEXTS = 4  #: why a colour is being chosen: W4, Bob-omb, start card, nothing flipped
-#: ``void_evidence`` starts at this value when a seat draws voluntarily facing a colour (so it
-#: likely holds none of it) and loses 1 per card that seat draws afterwards.
-VOID_MEMORY = 8
 
 __all__ = [
     "OBS_PIECES", "OBS_SIZE", "OBS_SLICES", "STATE_PIECES", "STATE_SIZE", "STATE_SLICES",
@@ -115,7 +112,7 @@ OBS_PIECES: tuple[Piece, ...] = (
     Piece("void_evidence", MAX_SEATS * NUM_COLOURS,
           f"entry 4·slot + colour: {VOID_MEMORY} − cards that seat drew since it last drew "
           f"voluntarily (R4.2) facing that active colour, floored at 0; 0 if it has not this "
-          f"round (`PlayerView.void_marks`); {_SEATS}", float(VOID_MEMORY)),
+          f"round (`PlayerView.void_evidence`); {_SEATS}", float(VOID_MEMORY)),
 )
 
 _ABS = "index = absolute seat; unused seats 0"
@@ -277,7 +274,6 @@ _REVEALED = OBS_SLICES["revealed_hand"].start
 _IDLE = OBS_SLICES["idle_turns"].start
 _ROUND = OBS_SLICES["round"].start
 _VOID = OBS_SLICES["void_evidence"].start
-_NO_MARKS = tuple((-1,) * (n * NUM_COLOURS) for n in range(MAX_SEATS + 1))
 _ONES = tuple(b"\x01" * n for n in range(MAX_SEATS + 1))
 _NO_SCORES = tuple((0,) * n for n in range(MAX_SEATS + 1))
 #: ``_RELATIVE[n][me][seat]`` = ``(seat - me) % n``; ``[-1]`` (no seat) stays ``-1``.
@@ -290,7 +286,7 @@ _VIEW_FIELDS = itemgetter(*(PlayerView._fields.index(name) for name in (
     "hand_sizes", "uno_called", "scores", "current_player", "previous_turn_player",
     "uno_catchable", "uno_pending", "draw_pile_size", "discard_counts", "w4_prev_colour",
     "w4_player", "revealed_hand", "revealed_by", "last_item", "colour_context", "idle_turns",
-    "round", "cards_drawn", "void_marks",
+    "round", "void_evidence",
 )))
 _ZERO_BUFFER = bytes(OBS_SIZE + 1)
 
@@ -320,7 +316,7 @@ class ObservationEncoder:
     def __call__(self, view: PlayerView) -> np.ndarray:
         (me, n, hand, top, colour, phase, drawn, direction, sizes, uno, scores, decider, previous,
          catchable, pending, draw_size, discard, w4_colour, w4_player, revealed, revealed_by,
-         item, context, idle, rnd, drawn_counts, marks) = _VIEW_FIELDS(view)
+         item, context, idle, rnd, void) = _VIEW_FIELDS(view)
         rel = _RELATIVE[n][me]
         buf = self._buf
         buf[:] = _ZERO_BUFFER
@@ -349,14 +345,8 @@ class ObservationEncoder:
         buf[_I_CONTEXT[context]] = 1
         buf[_IDLE] = idle
         buf[_ROUND] = rnd if rnd < MAX_ROUND else MAX_ROUND
-        if marks != _NO_MARKS[n]:
-            cut = NUM_COLOURS * me
-            drawn_counts = drawn_counts[me:] + drawn_counts[:me]
-            for j, mark in enumerate(marks[cut:] + marks[:cut]):  # relative slot order
-                if mark >= 0:
-                    evidence = VOID_MEMORY - drawn_counts[j >> 2] + mark
-                    if evidence > 0:
-                        buf[_VOID + j] = evidence
+        cut = NUM_COLOURS * me
+        buf[_VOID:_VOID + NUM_COLOURS * n] = void[cut:] + void[:cut]
         obs = self._u8.astype(np.float32)
         if scores != _NO_SCORES[n]:
             obs[_SCORES:_SCORES + n] = [x / SCORE_SCALE for x in scores[me:] + scores[:me]]
