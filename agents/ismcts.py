@@ -42,6 +42,7 @@ import numpy as np
 from uno_mk_env import Game, PlayerView
 from uno_mk_env import actions as A
 from uno_mk_env.cards import COLOUR_OF, SKIP, W4, WB
+from uno_mk_env.game import _held_mask
 
 from .base import Agent, register
 from .rule_based import StrategicAgent, _uno_reflex, legal_ids
@@ -247,6 +248,7 @@ class ISMCTSAgent(Agent):
                         hand[k] -= 1
                         hand[pile[i]] += 1
                         pile[i] = k
+            g.held[s] = _held_mask(hand)  # the engine's playable-kinds bitmask must follow
         w4p = view.w4_player
         if view.phase == A.CHALLENGE_PHASE and w4p >= 0:
             hand, prev = g.hands[w4p], view.w4_prev_colour

@@ -145,7 +145,7 @@ def check_step(g: Game) -> None:
     assert len(g.draw_pile) == view.draw_pile_size
     hands = g.hands
     assert list(map(sum, hands)) == list(view.hand_sizes), "hand sizes != cards held"
-    assert hands[n - 1] == g.hand(n - 1) and len(hands) == n
+    assert list(hands[n - 1]) == g.hand(n - 1) and len(hands) == n
     total = discard + pile_packed(g.draw_pile) + sum(map(packed, hands))
     assert total == FULL_DECK, "cards lost or duplicated"
 

@@ -44,7 +44,7 @@ def reference_encode(view) -> np.ndarray:
         if index >= 0:
             out[name][index] = 1
 
-    out["hand"][:] = view.hand
+    out["hand"][:] = list(view.hand)
     hot("top_card", view.top_card)
     hot("active_colour", view.active_colour)
     if view.phase < actions.NUM_PHASES:
@@ -66,10 +66,10 @@ def reference_encode(view) -> np.ndarray:
             hot(name, rel(seat))
     out["draw_pile_size"][0] = view.draw_pile_size
     out["discard_pile_size"][0] = sum(view.discard_counts)
-    out["discard_counts"][:] = view.discard_counts
+    out["discard_counts"][:] = list(view.discard_counts)
     hot("w4_prev_colour", view.w4_prev_colour)
     if view.revealed_hand is not None:
-        out["revealed_hand"][:] = view.revealed_hand
+        out["revealed_hand"][:] = list(view.revealed_hand)
     hot("last_item", view.last_item)
     hot("colour_context", view.colour_context)
     out["idle_turns"][0] = view.idle_turns

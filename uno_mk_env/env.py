@@ -10,8 +10,8 @@ Two classes share one implementation:
   ``illegal_reward`` for the mover and an :class:`IllegalActionWarning`; an action that is not an
   action id at all, or calls out of order, raise a clear error.
 
-The hot path costs one engine step, one (cached) ``int8`` mask and, in :meth:`observe`, one
-``game.view(seat)`` through the env's :class:`~uno_mk_env.observation.ObservationEncoder`.
+The hot path costs one engine step, one cached read-only ``int8`` mask and, in :meth:`observe`,
+one ``game.view(seat)`` through :func:`~uno_mk_env.observation.encode`.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from .observation import (
     OBS_SIZE,
     SCORE_SCALE,
     STATE_SIZE,
-    ObservationEncoder,
     action_mask,
+    encode,
     encode_state,
     observation_high,
     state_high,
@@ -54,7 +54,10 @@ DEFAULT_MAX_STEPS = 2000
 _ZERO_MASK = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
 _ZERO_MASK.flags.writeable = False  # shared by every seat that is not deciding
 _HISTORY = 8  # decisions kept for the render's "last events"
-_MASK_CACHE_SIZE = 4096  # masks by legal-id tuple; copying one is 4x cheaper than building it
+#: Read-only masks by legal-id tuple, shared by every env of the process: a decision's mask is
+#: one dict lookup (building one costs more than the rest of the step's bookkeeping).
+_MASKS: dict[tuple[int, ...], np.ndarray] = {}
+_MASKS_MAX = 1 << 15
 
 
 class IllegalActionWarning(UserWarning):
@@ -164,8 +167,7 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
         self._dirty_rewards = False
         self._history: deque[tuple[int, int]] = deque(maxlen=_HISTORY)
         self._updates = 0  # step()/reset() calls, for the guarded agent_iter's order check
-        self._mask_cache: dict[tuple[int, ...], np.ndarray] = {}
-        self._encode = ObservationEncoder()
+        self._encode = encode
 
     # ------------------------------------------------------------------ spaces / accessors
     def observation_space(self, agent: str) -> gymnasium.spaces.Dict:
@@ -233,13 +235,15 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
             self.agent_selection = agent
         self._mask = self.infos[agent]["action_mask"] = self._legal_mask(game.legal_action_ids())
 
-    def _legal_mask(self, legal: tuple[int, ...]) -> np.ndarray:
-        mask = self._mask_cache.get(legal)
+    @staticmethod
+    def _legal_mask(legal: tuple[int, ...]) -> np.ndarray:
+        mask = _MASKS.get(legal)
         if mask is None:
-            if len(self._mask_cache) >= _MASK_CACHE_SIZE:
-                self._mask_cache.clear()
-            mask = self._mask_cache[legal] = action_mask(legal)
-        return mask.copy()
+            if len(_MASKS) >= _MASKS_MAX:
+                _MASKS.clear()
+            mask = _MASKS[legal] = action_mask(legal)
+            mask.flags.writeable = False
+        return mask
 
     def step(self, action: int | None) -> None:
         """Applies the decider's action (an id of DESIGN.md §3); ``None`` for a finished agent."""
@@ -280,8 +284,10 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
         if decider != agent:
             infos[agent]["action_mask"] = _ZERO_MASK
             self.agent_selection = decider
-        mask = self._mask_cache.get(game.legal_action_ids())
-        mask = mask.copy() if mask is not None else self._legal_mask(game.legal_action_ids())
+        legal = game.legal_action_ids()
+        mask = _MASKS.get(legal)
+        if mask is None:
+            mask = self._legal_mask(legal)
         self._mask = infos[decider]["action_mask"] = mask
         if render == "human":
             self.render()
@@ -353,8 +359,9 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
     # ------------------------------------------------------------------ observations
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": float32[OBS_SIZE], "action_mask": int8[73]}`` of ``agent``
-        (DESIGN.md §5). The mask is all zero unless ``agent`` decides now; treat it as
-        read-only (the same array is in ``infos[agent]["action_mask"]``)."""
+        (DESIGN.md §5). The mask is all zero unless ``agent`` decides now. It is a read-only
+        array shared with ``infos[agent]["action_mask"]`` (and with other steps that have the
+        same legal actions): ``mask.copy()`` before writing into it."""
         game = self._game
         if game is None:
             raise RuntimeError("reset() needs to be called before observe()")

@@ -169,8 +169,10 @@ DRAW_REASONS = (
 
 class PlayerView(NamedTuple):
     """Everything one seat may know, and nothing else. Agents and the observation encoder see only
-    this. Card kinds are ids (``uno_mk_env.cards``); ``-1`` means "none". Counts per kind are
-    tuples of 54 ints; per-seat fields are tuples indexed by absolute seat.
+    this. Card kinds are ids (``uno_mk_env.cards``); ``-1`` means "none". Counts per kind
+    (``hand``, ``discard_counts``, ``revealed_hand``) are ``bytes`` of 54: ``hand[k]`` is the
+    number of cards of kind ``k`` (an int; ``np.frombuffer(view.hand, np.uint8)`` for an array);
+    per-seat fields are tuples indexed by absolute seat.
 
     Fields: ``phase`` (int, ``uno_mk_env.actions.PHASE_NAMES``), ``drawn_card`` (only when this
     seat is deciding in ``play_drawn``), ``w4_player``/``w4_prev_colour`` (the round's latest W4),
@@ -192,7 +194,7 @@ class PlayerView(NamedTuple):
     rules: Rules
     phase: int
     current_player: int
-    hand: tuple[int, ...]
+    hand: bytes
     top_card: int
     active_colour: int
     drawn_card: int
@@ -201,10 +203,11 @@ class PlayerView(NamedTuple):
     uno_called: tuple[bool, ...]
     scores: tuple[int, ...]
     draw_pile_size: int
-    discard_counts: tuple[int, ...]
+    discard_pile_size: int
+    discard_counts: bytes
     w4_player: int
     w4_prev_colour: int
-    revealed_hand: tuple[int, ...] | None
+    revealed_hand: bytes | None
     revealed_by: int
     last_item: int
     uno_catchable: int
@@ -229,7 +232,7 @@ class PlayerView(NamedTuple):
 
 
 _new_view = tuple.__new__
-assert len(PlayerView._fields) == 30, "Game.view builds PlayerView positionally: update it"
+assert len(PlayerView._fields) == 31, "Game.view builds PlayerView positionally: update it"
 
 
 class Game:
@@ -289,12 +292,12 @@ class Game:
 
     def _reset_round_state(self) -> None:
         n = self.num_players
-        self.hands = [[0] * NUM_KINDS for _ in range(n)]
+        self.hands = [bytearray(NUM_KINDS) for _ in range(n)]
         self.held = [0] * n
         self.sizes = [0] * n
         self.draw_pile: list[int] = []
         self.discard: list[int] = []
-        self.discard_counts = [0] * NUM_KINDS
+        self.discard_counts = bytearray(NUM_KINDS)
         self.colour = 0
         self.current_player = 0
         self.direction = 1
@@ -768,7 +771,7 @@ class Game:
         self.rng.shuffle(pile)
         self.draw_pile = pile
         self.discard = [top]
-        counts = self.discard_counts = [0] * NUM_KINDS
+        counts = self.discard_counts = bytearray(NUM_KINDS)
         counts[top] = 1
         self.events.append(("reshuffle", len(pile)))
 
@@ -848,10 +851,10 @@ class Game:
         reveal = self.reveal
         revealed = None
         if reveal is not None and reveal[1] == seat:
-            counts = [0] * NUM_KINDS
+            counts = bytearray(NUM_KINDS)
             for k in reveal[2]:
                 counts[k] += 1
-            revealed = tuple(counts)
+            revealed = bytes(counts)
         m = self.uno_miss
         # Positional construction (fields in PlayerView order) is 4x faster than keywords; the
         # view is built at every decision by agents and the observation encoder.
@@ -861,7 +864,7 @@ class Game:
             self.rules,
             self.phase,
             self.current_player,
-            tuple(self.hands[seat]),
+            bytes(self.hands[seat]),
             self.discard[-1],
             self.colour,
             self.drawn if decider else _NO_CARD,
@@ -870,7 +873,8 @@ class Game:
             tuple(self.uno_called),
             tuple(self.scores),
             len(self.draw_pile),
-            tuple(self.discard_counts),
+            len(self.discard),
+            bytes(self.discard_counts),
             self.w4_player,
             self.w4_prev_colour,
             revealed,
@@ -947,8 +951,8 @@ class Game:
         top = view.top_card
         below = [k for k in range(NUM_KINDS) for _ in range(view.discard_counts[k] - (k == top))]
         g.discard = below + [top]
-        g.discard_counts = list(view.discard_counts)
-        g.hands[seat] = list(view.hand)
+        g.discard_counts = bytearray(view.discard_counts)
+        g.hands[seat] = bytearray(view.hand)
         g.sizes = list(view.hand_sizes)
         if view.revealed_hand is not None:
             g.reveal = (view.revealed_by, seat, _counts_to_kinds(view.revealed_hand))
@@ -1251,22 +1255,20 @@ def _from_dict(cls: type[Game], d: Mapping[str, Any], seed: int | None) -> Game:
         raise StateError(f"'hands' has {len(hands_in)} hands but rules.num_players is {n}")
     g = cls.__new__(cls)
     g._setup(rules, seed)
+    hands = [[0] * NUM_KINDS for _ in range(n)]  # ints: the copy check below comes first
     for s, h in enumerate(hands_in):
         for i, c in enumerate(h):
             try:
-                g.hands[s][parse_kind(c)] += 1
+                hands[s][parse_kind(c)] += 1
             except ValueError as e:
                 raise StateError(f"'hands'[{s}][{i}]: {e}") from None
         g.sizes[s] = len(h)
-    g.held = [_held_mask(h) for h in g.hands]
     g.draw_pile = _parse_cards(d, "draw_pile")[::-1]
     g.discard = _parse_cards(d, "discard_pile")
     if not g.discard:
         raise StateError("'discard_pile' must hold at least the top card")
-    for k in g.discard:
-        g.discard_counts[k] += 1
     total = [0] * NUM_KINDS
-    for h in g.hands:
+    for h in hands:
         for k in range(NUM_KINDS):
             total[k] += h[k]
     for k in g.draw_pile + g.discard:
@@ -1275,6 +1277,10 @@ def _from_dict(cls: type[Game], d: Mapping[str, Any], seed: int | None) -> Game:
                 for k in range(NUM_KINDS) if total[k] > COPIES[k]]
     if too_many:
         raise StateError(f"more copies than the {NUM_CARDS}-card deck holds: {', '.join(too_many)}")
+    g.hands = [bytearray(h) for h in hands]
+    g.held = [_held_mask(h) for h in g.hands]
+    for k in g.discard:
+        g.discard_counts[k] += 1
     try:
         g.colour = parse_colour(d["active_colour"])
     except ValueError as e:

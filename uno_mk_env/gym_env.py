@@ -57,7 +57,7 @@ from . import actions as A
 from . import render as R
 from .env import DEFAULT_MAX_STEPS, RENDER_MODES, check_env_options, round_rewards
 from .game import Game, IllegalActionError
-from .observation import OBS_SIZE, ObservationEncoder, action_mask, observation_high
+from .observation import OBS_SIZE, action_mask, encode, observation_high
 from .rules import Rules
 
 __all__ = ["UnoMarioKartGymEnv"]
@@ -104,7 +104,7 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         self._steps = 0
         self._over = False
         self._history: deque[tuple[int, int]] = deque(maxlen=8)
-        self._encode = ObservationEncoder()
+        self._encode = encode
 
     @staticmethod
     def _parse_opponents(opponents: Any, n: int) -> list[Policy | None]:

@@ -16,7 +16,7 @@ OpenSpiel's ``KuhnPokerObserver`` does.
 Scaling: counts (cards per kind, hand and pile sizes, idle turns, round number) are raw small
 integers; scores are divided by 100 (the unit of ``reward="points"``). Everything is ``>= 0``.
 
-Speed: see :class:`ObservationEncoder` (a few microseconds a call).
+Speed: see :func:`encode` (a few microseconds a call).
 
 Imports only numpy and the engine (no gymnasium / pettingzoo).
 """
@@ -239,42 +239,8 @@ _DIRECTION = {1: b"\x01", -1: b"\x00"}
 _SCORES = OBS_SLICES["scores"].start
 
 
-_TRASH = OBS_SIZE  # index of a scratch byte past the vector: where "none" one-hots are written
-
-
-def _index(name: str) -> tuple[int, ...]:
-    """Absolute indices of the piece's entries, then the scratch index (so ``[-1]`` = none)."""
-    s = OBS_SLICES[name]
-    return (*range(s.start, s.stop), _TRASH)
-
-
-_I_TOP = _index("top_card")
-_I_COLOUR = _index("active_colour")
-_I_PHASE = _index("phase")  # index GAME_OVER (5) is the scratch byte too
-_I_DRAWN = _index("drawn_card")
-_I_DECIDER = _index("decider")
-_I_PREVIOUS = _index("previous_turn_player")
-_I_CATCHABLE = _index("uno_catchable")
-_I_PENDING = _index("uno_pending")
-_I_W4_COLOUR = _index("w4_prev_colour")
-_I_W4_PLAYER = _index("w4_player")
-_I_REVEALED_BY = _index("revealed_by")
-_I_ITEM = _index("last_item")
-_I_CONTEXT = _index("colour_context")
-_HAND = OBS_SLICES["hand"].start
-_DIRECTION_I = OBS_SLICES["direction"].start
-_PRESENT_I = OBS_SLICES["seat_present"].start
-_SIZES = OBS_SLICES["hand_sizes"].start
-_UNO = OBS_SLICES["uno_called"].start
-_SCORES = OBS_SLICES["scores"].start
-_DRAW_SIZE = OBS_SLICES["draw_pile_size"].start
-_DISCARD_SIZE = OBS_SLICES["discard_pile_size"].start
-_DISCARD = OBS_SLICES["discard_counts"].start
-_REVEALED = OBS_SLICES["revealed_hand"].start
-_IDLE = OBS_SLICES["idle_turns"].start
-_ROUND = OBS_SLICES["round"].start
-_VOID = OBS_SLICES["void_evidence"].start
-_ONES = tuple(b"\x01" * n for n in range(MAX_SEATS + 1))
+_NO_KINDS = bytes(NUM_KINDS)
+_NO_VOID = tuple(bytes(NUM_COLOURS * (MAX_SEATS - n)) for n in range(MAX_SEATS + 1))
 _NO_SCORES = tuple((0,) * n for n in range(MAX_SEATS + 1))
 #: ``_RELATIVE[n][me][seat]`` = ``(seat - me) % n``; ``[-1]`` (no seat) stays ``-1``.
 _RELATIVE = tuple(
@@ -284,82 +250,70 @@ _RELATIVE = tuple(
 _VIEW_FIELDS = itemgetter(*(PlayerView._fields.index(name) for name in (
     "seat", "num_players", "hand", "top_card", "active_colour", "phase", "drawn_card", "direction",
     "hand_sizes", "uno_called", "scores", "current_player", "previous_turn_player",
-    "uno_catchable", "uno_pending", "draw_pile_size", "discard_counts", "w4_prev_colour",
-    "w4_player", "revealed_hand", "revealed_by", "last_item", "colour_context", "idle_turns",
-    "round", "void_evidence",
+    "uno_catchable", "uno_pending", "draw_pile_size", "discard_pile_size", "discard_counts",
+    "w4_prev_colour", "w4_player", "revealed_hand", "revealed_by", "last_item", "colour_context",
+    "idle_turns", "round", "void_evidence",
 )))
-_ZERO_BUFFER = bytes(OBS_SIZE + 1)
-
-
-class ObservationEncoder:
-    """Encodes :class:`~uno_mk_env.PlayerView` objects into observation vectors.
-
-    Owns a scratch buffer, so an env keeps one and reuses it (not thread-safe; copies and
-    pickles get a fresh buffer). Each call returns a new ``float32[OBS_SIZE]`` array.
-
-    Speed (the AEC loop's budget is a few microseconds): the integer pieces are written into a
-    ``bytearray`` (a slice assignment converts a 54-tuple in C, a one-hot is one byte store
-    through a precomputed index table whose last entry is a scratch byte, so "none" needs no
-    branch), then one ``astype`` makes the ``float32`` vector; only non-zero scores are written
-    as floats afterwards.
-    """
-
-    __slots__ = ("_buf", "_u8")
-
-    def __init__(self) -> None:
-        self._buf = bytearray(OBS_SIZE + 1)
-        self._u8 = np.frombuffer(self._buf, np.uint8, count=OBS_SIZE)
-
-    def __reduce__(self) -> tuple[type, tuple]:
-        return (ObservationEncoder, ())  # the numpy view must share the new buffer
-
-    def __call__(self, view: PlayerView) -> np.ndarray:
-        (me, n, hand, top, colour, phase, drawn, direction, sizes, uno, scores, decider, previous,
-         catchable, pending, draw_size, discard, w4_colour, w4_player, revealed, revealed_by,
-         item, context, idle, rnd, void) = _VIEW_FIELDS(view)
-        rel = _RELATIVE[n][me]
-        buf = self._buf
-        buf[:] = _ZERO_BUFFER
-        buf[_HAND:_HAND + NUM_KINDS] = hand
-        buf[_I_TOP[top]] = 1
-        buf[_I_COLOUR[colour]] = 1
-        buf[_I_PHASE[phase]] = 1
-        buf[_I_DRAWN[drawn]] = 1
-        buf[_DIRECTION_I] = direction == 1
-        buf[_PRESENT_I:_PRESENT_I + n] = _ONES[n]
-        buf[_SIZES:_SIZES + n] = sizes[me:] + sizes[:me]
-        buf[_UNO:_UNO + n] = uno[me:] + uno[:me]
-        buf[_I_DECIDER[rel[decider]]] = 1
-        buf[_I_PREVIOUS[rel[previous]]] = 1
-        buf[_I_CATCHABLE[rel[catchable]]] = 1
-        buf[_I_PENDING[rel[pending]]] = 1
-        buf[_DRAW_SIZE] = draw_size
-        buf[_DISCARD_SIZE] = sum(discard)
-        buf[_DISCARD:_DISCARD + NUM_KINDS] = discard
-        buf[_I_W4_COLOUR[w4_colour]] = 1
-        buf[_I_W4_PLAYER[rel[w4_player]]] = 1
-        if revealed is not None:
-            buf[_REVEALED:_REVEALED + NUM_KINDS] = revealed
-            buf[_I_REVEALED_BY[rel[revealed_by]]] = 1
-        buf[_I_ITEM[item]] = 1
-        buf[_I_CONTEXT[context]] = 1
-        buf[_IDLE] = idle
-        buf[_ROUND] = rnd if rnd < MAX_ROUND else MAX_ROUND
-        cut = NUM_COLOURS * me
-        buf[_VOID:_VOID + NUM_COLOURS * n] = void[cut:] + void[:cut]
-        obs = self._u8.astype(np.float32)
-        if scores != _NO_SCORES[n]:
-            obs[_SCORES:_SCORES + n] = [x / SCORE_SCALE for x in scores[me:] + scores[:me]]
-        return obs
+_frombuffer = np.frombuffer
+_uint8 = np.uint8
+_float32 = np.float32
 
 
 def encode(view: PlayerView) -> np.ndarray:
     """The observation vector (``float32[OBS_SIZE]``, a new array) of the seat whose view it is.
 
     Only ``view`` is read: what the seat may not know is not in the view, so not in the vector.
-    (Envs keep an :class:`ObservationEncoder`, which saves allocating its buffer per call.)
+
+    Speed (the AEC loop's budget is a few microseconds): every piece is a small ``bytes`` (a
+    one-hot is a lookup in a precomputed table whose entry ``-1`` is all zeros, so "none" needs
+    no branch; per-seat tuples are rotated to relative order and converted in C), the pieces
+    are joined once and one ``astype`` makes the ``float32`` vector; only non-zero scores are
+    written as floats afterwards.
     """
-    return ObservationEncoder()(view)
+    (me, n, hand, top, colour, phase, drawn, direction, sizes, uno, scores, decider, previous,
+     catchable, pending, draw_size, discard_size, discard, w4_colour, w4_player, revealed,
+     revealed_by, item, context, idle, rnd, void) = _VIEW_FIELDS(view)
+    rel = _RELATIVE[n][me]
+    pad = _PAD[n]
+    cut = NUM_COLOURS * me
+    vector = _frombuffer(b"".join((
+        bytes(hand),
+        _HOT_KIND[top],
+        _HOT_COLOUR[colour],
+        _HOT_PHASE[phase],
+        _HOT_KIND[drawn],
+        _DIRECTION[direction],
+        _PRESENT[n],
+        bytes(sizes[me:] + sizes[:me]), pad,
+        bytes(uno[me:] + uno[:me]), pad,
+        _PAD[0],  # scores, written below
+        _HOT_SEAT[rel[decider]],
+        _HOT_SEAT[rel[previous]],
+        _HOT_SEAT[rel[catchable]],
+        _HOT_SEAT[rel[pending]],
+        bytes((draw_size, discard_size)),
+        bytes(discard),
+        _HOT_COLOUR[w4_colour],
+        _HOT_SEAT[rel[w4_player]],
+        _NO_KINDS if revealed is None else bytes(revealed),
+        _HOT_SEAT[rel[revealed_by]],
+        _HOT_ITEM[item],
+        _HOT_CONTEXT[context],
+        bytes((idle, rnd if rnd < MAX_ROUND else MAX_ROUND)),
+        void[cut:], void[:cut], _NO_VOID[n],
+    )), _uint8).astype(_float32)
+    if scores != _NO_SCORES[n]:
+        vector[_SCORES:_SCORES + n] = [x / SCORE_SCALE for x in scores[me:] + scores[:me]]
+    return vector
+
+
+class ObservationEncoder:
+    """A callable :func:`encode` (kept for code that holds an encoder object; stateless)."""
+
+    __slots__ = ()
+
+    def __call__(self, view: PlayerView) -> np.ndarray:
+        return encode(view)
 
 
 _MASK_TEMPLATE = bytes(A.NUM_ACTIONS)
