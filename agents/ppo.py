@@ -189,9 +189,12 @@ class PPOAgent(Agent):
         if getattr(obs_space, "shape", None) != (OBS_SIZE,) or getattr(act_space, "n", None) != (
             A.NUM_ACTIONS
         ):
+            shape = getattr(obs_space, "shape", obs_space)
             raise ValueError(
-                f"{self.path} is not a model of this env: observation space {obs_space}, action "
-                f"space {act_space} (expected shape ({OBS_SIZE},) and Discrete({A.NUM_ACTIONS}))"
+                f"{self.path} does not fit this env: its observations have shape {shape} and its "
+                f"action space is {act_space}; this env has ({OBS_SIZE},) and "
+                f"Discrete({A.NUM_ACTIONS}) (a checkpoint only fits the observation layout it was "
+                "trained on: retrain it, or use the package version it was trained with)"
             )
         self.model: Any = None
         self._actor: _NumpyActor | None = None

@@ -134,6 +134,20 @@ def test_missing_model_file_is_a_clear_error(tmp_path):
         resolve_model_path(tmp_path)
 
 
+def test_model_of_another_observation_layout_is_a_clear_error(tmp_path):
+    import gymnasium
+    from sb3_contrib import MaskablePPO
+
+    class OldLayout(gymnasium.Env):  # what a checkpoint of an older layout was trained on
+        observation_space = gymnasium.spaces.Box(0, 1, (OBS_SIZE - 40,), np.float32)
+        action_space = gymnasium.spaces.Discrete(73)
+
+    path = tmp_path / "old.zip"
+    MaskablePPO("MlpPolicy", OldLayout(), policy_kwargs={"net_arch": [8]}).save(path)
+    with pytest.raises(ValueError, match=rf"shape \({OBS_SIZE - 40},\).*\({OBS_SIZE},\)"):
+        PPOAgent(str(path))
+
+
 def test_importing_the_ppo_module_does_not_import_torch():
     code = ("import sys, agents, agents.ppo; assert 'ppo' in agents.registered(); "
             "print('torch' in sys.modules)")
