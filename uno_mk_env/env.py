@@ -233,16 +233,20 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
         if prev != agent:
             self.infos[prev]["action_mask"] = _ZERO_MASK
             self.agent_selection = agent
-        self._mask = self.infos[agent]["action_mask"] = self._legal_mask(game.legal_action_ids())
+        legal = game.legal_action_ids()
+        mask = _MASKS.get(legal)
+        self._mask = self.infos[agent]["action_mask"] = (
+            mask if mask is not None else self._new_mask(legal)
+        )
 
     @staticmethod
-    def _legal_mask(legal: tuple[int, ...]) -> np.ndarray:
-        mask = _MASKS.get(legal)
-        if mask is None:
-            if len(_MASKS) >= _MASKS_MAX:
-                _MASKS.clear()
-            mask = _MASKS[legal] = action_mask(legal)
-            mask.flags.writeable = False
+    def _new_mask(legal: tuple[int, ...]) -> np.ndarray:
+        """Builds, caches (read-only) and returns the mask of ``legal``; callers look in
+        ``_MASKS`` first."""
+        if len(_MASKS) >= _MASKS_MAX:
+            _MASKS.clear()
+        mask = _MASKS[legal] = action_mask(legal)
+        mask.flags.writeable = False
         return mask
 
     def step(self, action: int | None) -> None:
@@ -287,7 +291,7 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
         legal = game.legal_action_ids()
         mask = _MASKS.get(legal)
         if mask is None:
-            mask = self._legal_mask(legal)
+            mask = self._new_mask(legal)
         self._mask = infos[decider]["action_mask"] = mask
         if render == "human":
             self.render()

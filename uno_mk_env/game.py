@@ -26,6 +26,7 @@ from . import actions as A
 from .cards import (
     BANANA,
     CODES,
+    COLOUR_OF,
     COLOURS,
     COPIES,
     DECK,
@@ -39,6 +40,7 @@ from .cards import (
     NUM_COLOURS,
     NUM_KINDS,
     POINTS,
+    RANK_OF,
     REVERSE,
     SKIP,
     W4,
@@ -62,8 +64,6 @@ VOID_MEMORY = 8
 #: ``evidence.translate(_FADE[k])``: every byte lowered by ``k``, floored at 0 (k drawn cards).
 _FADE = tuple(bytes(max(v - k, 0) for v in range(256)) for k in range(VOID_MEMORY + 1))
 _DRAW, _KEEP, _CALL_UNO, _CATCH_UNO = A.DRAW, A.KEEP, A.CALL_UNO, A.CATCH_UNO
-_COLOUR_OF = tuple(k // 13 for k in range(W4))  # coloured kinds only
-_RANK_OF = tuple(k % 13 for k in range(W4))
 STATE_FORMAT = 1
 
 
@@ -473,13 +473,11 @@ class Game:
         return not (self.rules.item_box_counts_for_w4 and held & _WB_BIT)
 
     def _playable(self, card: int) -> bool:
-        """R4.1 for one card of the current player's hand."""
-        if card == WB:
-            return True
-        if card == W4:
-            return not self.rules.w4_strict or self._w4_is_legal(self.current_player)
-        top = self.discard[-1]
-        return card // 13 == self.colour or (top < W4 and card % 13 == top % 13)
+        """R4.1 for one card of the current player's hand (the candidates include both wilds;
+        a strict W4 must also be legal, R6.2)."""
+        return bool(_CANDIDATES_ON[self.colour][self.discard[-1]] >> card & 1) and (
+            card != W4 or not self._w4_strict or self._w4_is_legal(self.current_player)
+        )
 
     # ---------------------------------------------------------------- step
     def step(self, action: int) -> None:
@@ -589,17 +587,13 @@ class Game:
         self.hands[p][card] += 1
         self.held[p] |= 1 << card
         self.sizes[p] += 1
-        colour = self.colour
         evidence = self.void_evidence[p]
         evidence[:] = evidence.translate(_FADE[1])  # the drawn card fades the earlier signs
-        evidence[colour] = VOID_MEMORY
+        evidence[self.colour] = VOID_MEMORY
         self.uno_called[p] = False
         self.idle_turns = 0
         self.events.append(("draw", p, (card,), "voluntary"))
-        # R4.1 (the candidates include both wilds; a strict W4 must also be legal, R6.2)
-        if _CANDIDATES_ON[colour][self.discard[-1]] >> card & 1 and (
-            card != W4 or not self._w4_strict or self._w4_is_legal(p)
-        ):
+        if self._playable(card):  # R4.2: play it at once or keep it
             self.phase = PLAY_DRAWN
             self.drawn = card
         else:
@@ -635,8 +629,8 @@ class Game:
         if card == WB:
             self._item_box(p, out)
             return
-        self.colour = _COLOUR_OF[card]
-        rank = _RANK_OF[card]
+        self.colour = COLOUR_OF[card]
+        rank = RANK_OF[card]
         if rank < SKIP:
             if out:
                 self._end_round(p)
@@ -727,7 +721,7 @@ class Game:
         self.last_item = item
         self.events.append(("item", p, item))
         if flipped < W4:
-            self.colour = _COLOUR_OF[flipped]
+            self.colour = COLOUR_OF[flipped]
         resolve_self = not out or self.rules.last_item_box == "full"
         if item == MUSHROOM:
             self._after_item(p, extra_turn=True)

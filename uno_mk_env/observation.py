@@ -41,7 +41,7 @@ NUM_COLOUR_CONTEXTS = 4  #: why a colour is being chosen: W4, Bob-omb, start car
 
 __all__ = [
     "OBS_PIECES", "OBS_SIZE", "OBS_SLICES", "STATE_PIECES", "STATE_SIZE", "STATE_SLICES",
-    "ObservationEncoder", "Piece",
+    "Piece",
     "action_mask", "encode", "encode_state", "layout_markdown", "observation_high", "split",
     "state_high", "state_layout_markdown",
 ]
@@ -305,15 +305,6 @@ def encode(view: PlayerView) -> np.ndarray:
     if scores != _NO_SCORES[n]:
         vector[_SCORES:_SCORES + n] = [x / SCORE_SCALE for x in scores[me:] + scores[:me]]
     return vector
-
-
-class ObservationEncoder:
-    """A callable :func:`encode` (kept for code that holds an encoder object; stateless)."""
-
-    __slots__ = ()
-
-    def __call__(self, view: PlayerView) -> np.ndarray:
-        return encode(view)
 
 
 _MASK_TEMPLATE = bytes(A.NUM_ACTIONS)
