@@ -167,7 +167,6 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
         self._dirty_rewards = False
         self._history: deque[tuple[int, int]] = deque(maxlen=_HISTORY)
         self._updates = 0  # step()/reset() calls, for the guarded agent_iter's order check
-        self._encode = encode
 
     # ------------------------------------------------------------------ spaces / accessors
     def observation_space(self, agent: str) -> gymnasium.spaces.Dict:
@@ -371,7 +370,7 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
             raise RuntimeError("reset() needs to be called before observe()")
         seat = self._seat[agent]
         return {
-            "observation": self._encode(game.view(seat)),
+            "observation": encode(game.view(seat)),
             "action_mask": self._mask if seat == game.current_player else _ZERO_MASK,
         }
 

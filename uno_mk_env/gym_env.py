@@ -104,7 +104,6 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         self._steps = 0
         self._over = False
         self._history: deque[tuple[int, int]] = deque(maxlen=8)
-        self._encode = encode
 
     @staticmethod
     def _parse_opponents(opponents: Any, n: int) -> list[Policy | None]:
@@ -167,7 +166,7 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
                 break
         if self.render_mode == "human":
             self.render()
-        return self._encode(self._game.view(self._seat)), self._info()
+        return encode(self._game.view(self._seat)), self._info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Plays the learner's ``action`` and the opponents up to its next decision."""
@@ -190,7 +189,7 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
             self._over = True
             info = self._info()
             info["illegal_action"] = True
-            return (self._encode(game.view(self._seat)), self.illegal_action_penalty, True, False,
+            return (encode(game.view(self._seat)), self.illegal_action_penalty, True, False,
                     info)
         reward = self._after_step()
         if not self._over:
@@ -199,7 +198,7 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
             self.render()
         terminated = game.game_over
         truncated = self._over and not terminated
-        return self._encode(game.view(self._seat)), reward, terminated, truncated, self._info()
+        return encode(game.view(self._seat)), reward, terminated, truncated, self._info()
 
     def action_masks(self) -> np.ndarray:
         """Bool mask of the learner's legal actions (all ``False`` once the episode is over)."""
@@ -281,6 +280,6 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         mask = action_mask(legal)
         act: Callable[..., Any] | None = getattr(policy, "act", None)
         if act is not None:
-            obs = self._encode(view) if getattr(policy, "needs_observation", True) else None
+            obs = encode(view) if getattr(policy, "needs_observation", True) else None
             return act(obs, mask, view)
-        return policy(self._encode(view), mask)
+        return policy(encode(view), mask)
