@@ -10,6 +10,11 @@ mask, exactly what the Gymnasium env gave the learner, and plays what
 ``model.predict(obs, action_masks=mask.astype(bool), deterministic=...)`` would: the most likely
 legal action (``deterministic=True``, the default) or a sample from the masked policy.
 
+A checkpoint trained with an asymmetric critic (``train_ppo.py --critic-state``, policy
+``AsymmetricActorCriticPolicy``) has observation + state as its input, but its actor reads only
+the observation: the agent gives it the observation alone (zero-padded where SB3 wants the full
+input), so it never sees hidden information at the table.
+
 Speed: for SB3's standard MLP policy (the one ``train_ppo.py`` builds) the actor's weights are
 copied into numpy arrays once and the forward pass runs in numpy, which is ~20x faster per
 decision than ``model.predict`` (torch call overhead dominates a batch of one) and keeps
@@ -29,12 +34,13 @@ import numpy as np
 
 from uno_mk_env import PlayerView
 from uno_mk_env import actions as A
-from uno_mk_env.observation import OBS_PIECES, OBS_SIZE
+from uno_mk_env.observation import OBS_PIECES, OBS_SIZE, STATE_PIECES, STATE_SIZE
 
 from .base import Agent, register
 
-# ``ScaledObservationExtractor`` is public too, created on first access (see ``__getattr__``).
-__all__ = ["OBS_SCALE", "PIECE_SCALE", "PPOAgent", "resolve_model_path"]
+# ``ScaledObservationExtractor`` and ``AsymmetricActorCriticPolicy`` are public too, created on
+# first access (see ``__getattr__``).
+__all__ = ["OBS_SCALE", "PIECE_SCALE", "PPOAgent", "STATE_SCALE", "resolve_model_path"]
 
 _MASKED_LOGIT = -1e8  # what sb3-contrib's MaskableCategorical writes for illegal actions
 _ACTIVATIONS = {
@@ -49,9 +55,24 @@ PIECE_SCALE = {
     "hand": 0.5, "discard_counts": 0.5, "revealed_hand": 0.5, "hand_sizes": 0.1,
     "draw_pile_size": 0.02, "discard_pile_size": 0.02, "idle_turns": 0.2, "round": 0.1,
 }
-OBS_SCALE = np.concatenate(
-    [np.full(p.size, PIECE_SCALE.get(p.name, 1.0), dtype=np.float32) for p in OBS_PIECES]
-)
+#: The same for the pieces of the perfect-information state (:data:`STATE_PIECES`), which the
+#: critic of an asymmetric policy sees after the observation.
+STATE_PIECE_SCALE = {
+    "hands": 0.5, "draw_pile_counts": 0.5, "discard_counts": 0.5, "hand_sizes": 0.1,
+    "draw_pile_size": 0.02, "discard_pile_size": 0.02, "idle_turns": 0.2, "round": 0.1,
+}
+
+
+def _scale(pieces: Any, scales: dict[str, float]) -> np.ndarray:
+    return np.concatenate(
+        [np.full(p.size, scales.get(p.name, 1.0), dtype=np.float32) for p in pieces]
+    )
+
+
+OBS_SCALE = _scale(OBS_PIECES, PIECE_SCALE)
+STATE_SCALE = _scale(STATE_PIECES, STATE_PIECE_SCALE)
+#: Input size of an asymmetric policy: the observation, then ``encode_state`` of the game.
+PRIVILEGED_SIZE = OBS_SIZE + STATE_SIZE
 
 
 def _make_extractor_class() -> type:
@@ -60,11 +81,19 @@ def _make_extractor_class() -> type:
 
     class ScaledObservationExtractor(BaseFeaturesExtractor):
         """SB3 features extractor: the observation times a fixed per-entry scale
-        (:data:`OBS_SCALE`, stored in the model as the buffer ``scale``)."""
+        (:data:`OBS_SCALE`, stored in the model as the buffer ``scale``); for the input of an
+        asymmetric policy (observation + state, :data:`PRIVILEGED_SIZE`) the state's entries
+        are scaled by :data:`STATE_SCALE`."""
 
         def __init__(self, observation_space: Any) -> None:
-            super().__init__(observation_space, int(np.prod(observation_space.shape)))
-            self.register_buffer("scale", torch.as_tensor(OBS_SCALE))
+            size = int(np.prod(observation_space.shape))
+            scales = {OBS_SIZE: OBS_SCALE, PRIVILEGED_SIZE: np.concatenate([OBS_SCALE,
+                                                                         STATE_SCALE])}
+            if size not in scales:
+                raise ValueError(f"observations of size {size}: expected {OBS_SIZE} (the "
+                                 f"observation) or {PRIVILEGED_SIZE} (observation + state)")
+            super().__init__(observation_space, size)
+            self.register_buffer("scale", torch.as_tensor(scales[size]))
 
         def forward(self, observations: torch.Tensor) -> torch.Tensor:
             return torch.flatten(observations, 1) * self.scale
@@ -73,12 +102,59 @@ def _make_extractor_class() -> type:
     return ScaledObservationExtractor
 
 
+def _make_asymmetric_policy_class() -> type:
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+    from stable_baselines3.common.torch_layers import MlpExtractor
+
+    class _ActorSlicesExtractor(MlpExtractor):
+        """SB3's ``MlpExtractor`` whose policy network reads only the first ``actor_size``
+        features (the observation); the value network reads all of them."""
+
+        def __init__(self, feature_dim: int, actor_size: int, net_arch: Any,
+                     activation_fn: Any, device: Any) -> None:
+            super().__init__(feature_dim, net_arch, activation_fn, device)
+            self.actor_size = actor_size
+            self.policy_net = MlpExtractor(actor_size, net_arch, activation_fn, device).policy_net
+
+        def forward_actor(self, features: Any) -> Any:
+            return self.policy_net(features[..., :self.actor_size])
+
+    class AsymmetricActorCriticPolicy(MaskableActorCriticPolicy):
+        """Asymmetric actor-critic (a centralised, perfect-information critic): the input is
+        the observation followed by :func:`~uno_mk_env.observation.encode_state`; the actor
+        sees only the first ``actor_size`` entries (the observation), the critic all of them.
+        The critic is used only in training, so the trained actor still acts on what its seat
+        may know (the ``ppo`` agent gives it the observation alone)."""
+
+        def __init__(self, *args: Any, actor_size: int = OBS_SIZE, **kwargs: Any) -> None:
+            self.actor_size = actor_size
+            super().__init__(*args, **kwargs)
+
+        def _build_mlp_extractor(self) -> None:
+            self.mlp_extractor = _ActorSlicesExtractor(
+                self.features_dim, self.actor_size, self.net_arch, self.activation_fn,
+                self.device,
+            )
+
+        def _get_constructor_parameters(self) -> dict[str, Any]:
+            return {**super()._get_constructor_parameters(), "actor_size": self.actor_size}
+
+    AsymmetricActorCriticPolicy.__module__ = __name__
+    return AsymmetricActorCriticPolicy
+
+
+_LAZY = {
+    "ScaledObservationExtractor": _make_extractor_class,
+    "AsymmetricActorCriticPolicy": _make_asymmetric_policy_class,
+}
+
+
 def __getattr__(name: str) -> Any:
-    # The extractor subclasses a torch module: it is created on first use (training, or
-    # unpickling a model's policy_kwargs, which looks it up here by name) so that importing this
-    # module does not import torch.
-    if name == "ScaledObservationExtractor":
-        cls = _make_extractor_class()
+    # These subclass torch modules: they are created on first use (training, or unpickling a
+    # model, which looks them up here by name) so that importing this module does not import
+    # torch.
+    if name in _LAZY:
+        cls = _LAZY[name]()
         globals()[name] = cls
         return cls
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -136,6 +212,8 @@ class _NumpyActor:
         if sorted(hidden) != list(range(0, 2 * len(hidden), 2)):
             return None
         layers = [(hidden[i]["weight"].T.copy(), hidden[i]["bias"].copy()) for i in sorted(hidden)]
+        if scale is not None and layers:  # an asymmetric policy's actor reads the first entries
+            scale = scale[: layers[0][0].shape[0]]
         layers.append((state["action_net.weight"].detach().cpu().numpy().T.copy(),
                        state["action_net.bias"].detach().cpu().numpy().copy()))
         return cls(layers, activation, scale)
@@ -162,8 +240,8 @@ class PPOAgent(Agent):
 
     Raises:
         FileNotFoundError: the model file does not exist.
-        ValueError: the model's spaces do not match this env (observation ``(387,)``,
-            ``Discrete(73)``).
+        ValueError: the model's spaces do not match this env (observation ``(OBS_SIZE,)``, or
+            ``(OBS_SIZE + STATE_SIZE,)`` for an asymmetric policy; ``Discrete(73)``).
     """
 
     name = "ppo"
@@ -186,9 +264,13 @@ class PPOAgent(Agent):
 
         data, params, _ = load_from_zip_file(self.path, device="cpu", print_system_info=False)
         obs_space, act_space = data.get("observation_space"), data.get("action_space")
-        if getattr(obs_space, "shape", None) != (OBS_SIZE,) or getattr(act_space, "n", None) != (
-            A.NUM_ACTIONS
-        ):
+        kwargs = data.get("policy_kwargs") or {}
+        # An asymmetric policy's input is the observation + the state; its actor reads only the
+        # observation, which is all this agent gives it (the state is zero-padded for predict).
+        self._pad = STATE_SIZE if kwargs.get("actor_size") == OBS_SIZE else 0
+        if getattr(obs_space, "shape", None) != (OBS_SIZE + self._pad,) or getattr(
+            act_space, "n", None
+        ) != A.NUM_ACTIONS:
             shape = getattr(obs_space, "shape", obs_space)
             raise ValueError(
                 f"{self.path} does not fit this env: its observations have shape {shape} and its "
@@ -198,10 +280,9 @@ class PPOAgent(Agent):
             )
         self.model: Any = None
         self._actor: _NumpyActor | None = None
-        kwargs = data.get("policy_kwargs") or {}
         extractor = kwargs.get("features_extractor_class")
         plain = set(kwargs) <= {
-            "net_arch", "activation_fn", "ortho_init", "features_extractor_class"
+            "net_arch", "activation_fn", "ortho_init", "features_extractor_class", "actor_size"
         } and getattr(extractor, "__name__", "ScaledObservationExtractor") in (
             "ScaledObservationExtractor", "FlattenExtractor"
         )
@@ -219,7 +300,8 @@ class PPOAgent(Agent):
         mask = np.asarray(action_mask).astype(bool)
         if self._actor is None:
             action, _ = self.model.predict(
-                observation, action_masks=mask, deterministic=self.deterministic
+                self._model_input(observation), action_masks=mask,
+                deterministic=self.deterministic,
             )
             return int(action)
         logits = np.where(mask, self._actor.logits(observation), _MASKED_LOGIT)
@@ -227,6 +309,11 @@ class PPOAgent(Agent):
             return int(np.argmax(logits))
         p = np.exp(logits - logits.max())
         return int(self.rng.choice(A.NUM_ACTIONS, p=p / p.sum()))
+
+    def _model_input(self, observation: np.ndarray) -> np.ndarray:
+        if not self._pad:
+            return observation
+        return np.concatenate([observation, np.zeros(self._pad, np.float32)])
 
     def action_probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
         """The masked policy's probability of each action (float64, shape ``(73,)``)."""
@@ -237,7 +324,7 @@ class PPOAgent(Agent):
             return p / p.sum()
         import torch
 
-        obs_t, _ = self.model.policy.obs_to_tensor(observation)
+        obs_t, _ = self.model.policy.obs_to_tensor(self._model_input(observation))
         with torch.no_grad():
             dist = self.model.policy.get_distribution(obs_t, action_masks=mask)
         return dist.distribution.probs[0].double().numpy()

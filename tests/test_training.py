@@ -215,3 +215,42 @@ def test_longer_training_learns_against_greedy(tmp_path):
     first, final = rows[0], summary["final_eval"][-1]
     assert first["timesteps"] == 0 and final["opponent"] == "greedy"
     assert final["ci_low"] > first["ci_high"] and final["win_rate"] > 0.2
+
+
+def test_asymmetric_critic_run_trains_and_its_actor_ignores_the_state(tmp_path):
+    """``--critic-state``: the model's input is observation + state, the value network reads
+    the state, the actor does not; the agent plays the checkpoint from the observation alone."""
+    import torch
+
+    from uno_mk_env.observation import STATE_SIZE, encode, encode_state
+    from uno_mk_env.uno_mario_kart_v0 import raw_env
+
+    summary = train(tiny_args(tmp_path, num_players=3, critic_state=True, bc_teacher="greedy",
+                              bc_steps=300, bc_epochs=1, snapshot_every=0))
+    path = tmp_path / "models" / "tiny.zip"
+    assert summary["timesteps"] >= 2048
+    numpy_agent = PPOAgent(path, seed=0)
+    torch_agent = PPOAgent(path, seed=0, use_numpy=False)
+    assert numpy_agent._actor is not None and torch_agent.model is not None
+    policy = torch_agent.model.policy
+    assert type(policy).__name__ == "AsymmetricActorCriticPolicy"
+    assert policy.observation_space.shape == (OBS_SIZE + STATE_SIZE,)
+
+    env = raw_env(num_players=3)
+    env.reset(seed=5)
+    for _ in range(40):
+        agent = env.agent_selection
+        seat = env.agents.index(agent)
+        obs, mask = encode(env.game.view(seat)), env.observe(agent)["action_mask"]
+        state = encode_state(env.game)
+        full = torch.as_tensor(np.concatenate([obs, state]))[None]
+        other = torch.as_tensor(np.concatenate([obs, np.zeros_like(state)]))[None]
+        with torch.no_grad():
+            logits = [policy.get_distribution(x).distribution.logits for x in (full, other)]
+            values = [policy.predict_values(x) for x in (full, other)]
+        torch.testing.assert_close(logits[0], logits[1])  # the actor does not read the state
+        assert not torch.equal(values[0], values[1])  # the critic does
+        assert numpy_agent.act(obs, mask, None) == torch_agent.act(obs, mask, None)
+        env.step(numpy_agent.act(obs, mask, None))
+        if not env.agents:
+            break

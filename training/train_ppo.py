@@ -120,6 +120,10 @@ class Args:
     """value loss coefficient"""
     max_grad_norm: float = 0.5
     """gradient clipping norm"""
+    critic_state: bool = False
+    """asymmetric actor-critic: the value network also sees the perfect-information state()
+    of the game (a centralised critic, used in training only); the policy sees only the
+    observation, as at the table"""
     target_kl: float = 0.0
     """stop an update early when the approximate KL exceeds this (0: never)"""
 
@@ -272,6 +276,7 @@ def make_self_play_env(args: Args, rank: int) -> Any:
     import gymnasium
 
     from uno_mk_env.gym_env import UnoMarioKartGymEnv
+    from uno_mk_env.observation import encode_state, state_high
 
     class SelfPlayEnv(gymnasium.Wrapper):
         """Adds :meth:`add_snapshot`; ``action_masks`` is reached through the wrapper."""
@@ -292,6 +297,26 @@ def make_self_play_env(args: Args, rank: int) -> Any:
             del self.snapshots[:-args.max_snapshots]
             return len(self.snapshots)
 
+    class WithState(gymnasium.ObservationWrapper):
+        """Appends the game's perfect-information ``encode_state`` to the learner's observation
+        (``--critic-state``: the input of ``AsymmetricActorCriticPolicy``, whose actor reads
+        only the observation part)."""
+
+        def __init__(self, env: SelfPlayEnv) -> None:
+            super().__init__(env)
+            base = env.unwrapped
+            high = np.concatenate([base.observation_space.high, state_high(base.rules)])
+            self.observation_space = gymnasium.spaces.Box(0.0, high, high.shape, np.float32)
+
+        def observation(self, observation: np.ndarray) -> np.ndarray:
+            return np.concatenate([observation, encode_state(self.env.unwrapped.game)])
+
+        def action_masks(self) -> np.ndarray:
+            return self.env.action_masks()
+
+        def add_snapshot(self, path: str, seed: int) -> int:
+            return self.env.add_snapshot(path, seed)
+
     specs = _specs(args.opponents)
     weights = [float(x) for x in args.opponent_weights.split(",") if x.strip()]
     snapshots: list[Any] = []
@@ -303,7 +328,10 @@ def make_self_play_env(args: Args, rank: int) -> Any:
         num_players=args.num_players, opponents=pools, reward=args.reward,
         max_steps=args.max_steps,
     )
-    return SelfPlayEnv(env, snapshots)
+    wrapped = SelfPlayEnv(env, snapshots)
+    return WithState(wrapped) if args.critic_state else wrapped
+
+
 
 
 def make_env(args: Args, rank: int) -> Callable[[], Any]:
@@ -605,7 +633,7 @@ def train(args: Args) -> dict[str, Any]:
     # Argument checks of torch.distributions cost ~10 % of a rollout step; the masks are valid.
     torch.distributions.Distribution.set_default_validate_args(False)
     from agents.ppo import ScaledObservationExtractor
-    from uno_mk_env.observation import OBS_PIECES
+    from uno_mk_env.observation import OBS_PIECES, OBS_SIZE
 
     # envs
     thunks = [make_env(args, rank) for rank in range(args.n_envs)]
@@ -639,17 +667,23 @@ def train(args: Args) -> dict[str, Any]:
                 # clamped: a run asked for fewer steps than one rollout goes past the end
                 return lr0 * (0.1 + 0.9 * min(max(progress_remaining, 0.0), 1.0))
 
+        policy: Any = "MlpPolicy"
+        policy_kwargs: dict[str, Any] = {
+            "net_arch": {"pi": pi, "vf": vf}, "activation_fn": activation,
+            "features_extractor_class": ScaledObservationExtractor,
+        }
+        if args.critic_state:
+            from agents.ppo import AsymmetricActorCriticPolicy
+
+            policy = AsymmetricActorCriticPolicy
+            policy_kwargs["actor_size"] = OBS_SIZE
         model = MaskablePPO(
-            "MlpPolicy", vec_env, learning_rate=lr, n_steps=args.n_steps,
+            policy, vec_env, learning_rate=lr, n_steps=args.n_steps,
             batch_size=args.batch_size, n_epochs=args.n_epochs, gamma=args.gamma,
             gae_lambda=args.gae_lambda, clip_range=args.clip_range, ent_coef=args.ent_coef,
             vf_coef=args.vf_coef, max_grad_norm=args.max_grad_norm,
             target_kl=args.target_kl or None,
-            policy_kwargs={
-                "net_arch": {"pi": pi, "vf": vf}, "activation_fn": activation,
-                "features_extractor_class": ScaledObservationExtractor,
-            },
-            seed=args.seed, device="cpu", verbose=args.verbose,
+            policy_kwargs=policy_kwargs, seed=args.seed, device="cpu", verbose=args.verbose,
         )
     model.set_logger(configure(str(run_dir), ["tensorboard", "csv"]
                                + (["stdout"] if args.verbose else [])))
