@@ -42,7 +42,6 @@ import numpy as np
 from uno_mk_env import Game, PlayerView
 from uno_mk_env import actions as A
 from uno_mk_env.cards import COLOUR_OF, SKIP, W4, WB
-from uno_mk_env.game import _held_mask
 
 from .base import Agent, register
 from .rule_based import StrategicAgent, _uno_reflex, legal_ids
@@ -226,36 +225,33 @@ class ISMCTSAgent(Agent):
         on it). With that belief's probability each such opponent's cards of the colour are
         swapped with random other-coloured cards of the sampled draw pile (hand sizes, the
         unseen multiset and everything public stay the same), so the search plays against
-        hands a careful player would expect. The W4 legality of a pending challenge is then
-        recomputed from the W4 player's swapped hand (R6.1).
+        hands a careful player would expect. ``from_view`` runs this as its ``condition`` hook
+        and then derives the engine's state (the W4 legality of a pending challenge, R6.1) from
+        the swapped hands.
         """
-        g = Game.from_view(view, rng)
         if not voids:
-            return g
-        pile = g.draw_pile
-        draws = rng.random((len(voids), 4))
-        for s, beliefs in enumerate(voids):
-            if s == view.seat:
-                continue
-            hand = g.hands[s]
-            for c in range(4):
-                if beliefs[c] <= draws[s, c]:
+            return Game.from_view(view, rng)
+
+        def condition(hands: list[bytearray], pile: list[int], rng: np.random.Generator) -> None:
+            draws = rng.random((len(voids), 4))
+            # A seat deciding on the card it just drew keeps its sampled hand (the card stays).
+            drawing = view.current_player if view.phase == A.PLAY_DRAWN else -1
+            for s, beliefs in enumerate(voids):
+                if s == view.seat or s == drawing:
                     continue
-                others = [i for i, k in enumerate(pile) if COLOUR_OF[k] != c]
-                for k in range(13 * c, 13 * c + 13):
-                    while hand[k] and others:
-                        i = others.pop(int(rng.integers(len(others))))
-                        hand[k] -= 1
-                        hand[pile[i]] += 1
-                        pile[i] = k
-            g.held[s] = _held_mask(hand)  # the engine's playable-kinds bitmask must follow
-        w4p = view.w4_player
-        if view.phase == A.CHALLENGE_PHASE and w4p >= 0:
-            hand, prev = g.hands[w4p], view.w4_prev_colour
-            g.w4_illegal = any(hand[13 * prev:13 * prev + 13]) or bool(
-                view.rules.item_box_counts_for_w4 and hand[WB]
-            )
-        return g
+                hand = hands[s]
+                for c in range(4):
+                    if beliefs[c] <= draws[s, c]:
+                        continue
+                    others = [i for i, k in enumerate(pile) if COLOUR_OF[k] != c]
+                    for k in range(13 * c, 13 * c + 13):
+                        while hand[k] and others:
+                            i = others.pop(int(rng.integers(len(others))))
+                            hand[k] -= 1
+                            hand[pile[i]] += 1
+                            pile[i] = k
+
+        return Game.from_view(view, rng, condition)
 
     def _rollout(self, g: Game, seat: int, rnd: random.Random) -> float:
         """Plays ``g`` on with :func:`rollout_action` and returns the value for ``seat``."""

@@ -455,3 +455,51 @@ def test_determinize_keeps_a_pending_auto_uno_penalty() -> None:
             game.step(A.choose_colour(0))
             game.step(A.ACCEPT)  # seat 1 takes 4; seat 2's turn begins: seat 0 is caught
             assert [len(h) for h in game.to_dict()["hands"]] == [3, 7, 2]
+
+
+def _swap_first_red(hands: list[bytearray], pile: list[int], rng: np.random.Generator) -> None:
+    """A valid condition: seat 1's red cards swapped with non-red cards of the draw pile."""
+    others = [i for i, k in enumerate(pile) if cards.COLOUR_OF[k] != 0]
+    for k in range(13):
+        while hands[1][k] and others:
+            i = others.pop()
+            hands[1][k] -= 1
+            hands[1][pile[i]] += 1
+            pile[i] = k
+
+
+def test_from_view_condition_biases_the_sample_and_derives_the_state_after_it() -> None:
+    """``from_view(..., condition)``: the hook moves hidden cards; the result keeps the view,
+    its playable-kinds bitmask and legal actions follow the moved cards (from_dict agrees)."""
+    rng = np.random.default_rng(0)
+    checked = 0
+    for seed in range(30):
+        g = Game(Rules(num_players=3), seed=seed)
+        for _ in range(int(rng.integers(0, 30))):
+            if g.game_over:
+                break
+            g.step(prefer_play(rng, g.legal_action_ids()))
+        if g.game_over or g.phase_name == "play_drawn":
+            continue
+        view = g.view(0)
+        det = Game.from_view(view, rng, _swap_first_red)
+        assert det.view(0) == view
+        red = sum(det.hands[1][:13])
+        assert red == 0 or all(cards.COLOUR_OF[k] == 0 for k in det.draw_pile)
+        rebuilt = Game.from_dict(det.to_dict())
+        assert rebuilt == det and rebuilt.held == det.held
+        assert det.legal_action_ids() == rebuilt.legal_action_ids()
+        checked += 1
+    assert checked >= 20
+
+
+@pytest.mark.parametrize("bad, message", [
+    (lambda hands, pile, rng: pile.pop(), "the draw pile holds"),
+    (lambda hands, pile, rng: hands[0].__setitem__(0, hands[0][0] + 1), "viewer's hand"),
+    (lambda hands, pile, rng: hands[1].__setitem__(0, hands[1][0] + 1), "hand sizes"),
+    (lambda hands, pile, rng: pile.__setitem__(0, (pile[0] + 1) % 54), "multiset"),
+])
+def test_from_view_condition_that_breaks_the_view_is_rejected(bad, message) -> None:
+    g = Game(Rules(num_players=3), seed=4)
+    with pytest.raises(StateError, match=message):
+        Game.from_view(g.view(0), np.random.default_rng(1), bad)

@@ -17,7 +17,7 @@ The engine imports neither gymnasium nor pettingzoo and never prints.
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -900,7 +900,12 @@ class Game:
         return Game.from_view(self.view(seat), rng)
 
     @classmethod
-    def from_view(cls, view: PlayerView, rng: np.random.Generator) -> Game:
+    def from_view(
+        cls,
+        view: PlayerView,
+        rng: np.random.Generator,
+        condition: Callable[[list[bytearray], list[int], np.random.Generator], None] | None = None,
+    ) -> Game:
         """A full game sampled uniformly among those consistent with ``view``.
 
         The cards the seat cannot see (deck minus its hand minus the discard pile) are shuffled
@@ -912,6 +917,16 @@ class Game:
         deciding whether to play a card it just drew, that card is sampled among the unseen kinds
         that are playable. The hidden W4 legality of a pending challenge is
         recomputed from the sampled hand of the W4 player.
+
+        ``condition(hands, draw_pile, rng)``, if given, may then move the hidden cards between
+        the other seats' hands (``bytearray`` counts per kind) and the draw pile (a list of kinds,
+        top last) in place, to bias the sample with a belief (an agent's guess of who lacks a
+        colour, say). It must keep every hand's size, the draw pile's length, the viewer's hand,
+        and the card a deciding seat just drew in its hand; the game's derived state (playable
+        kinds, W4 legality) is computed after it.
+
+        Raises:
+            StateError: ``condition`` broke one of those rules (the sample is discarded).
         """
         g = cls.__new__(cls)
         g._setup(view.rules, int(rng.integers(2**63)))
@@ -964,6 +979,8 @@ class Game:
             for _ in range(need):
                 hand[pool.pop()] += 1
         g.draw_pile = pool[:view.draw_pile_size]
+        if condition is not None:
+            _apply_condition(g, view, condition, rng)
         g.held = [_held_mask(h) for h in g.hands]
         if view.phase == CHALLENGE or view.colour_context == COLOUR_AFTER_W4:
             g.w4_illegal = not g._w4_is_legal_for(view.w4_player, view.w4_prev_colour)
@@ -1086,6 +1103,44 @@ def _parse_void_evidence(g: Game, d: Mapping[str, Any]) -> None:
             )
         evidence.append(bytearray(row))
     g.void_evidence = evidence
+
+
+def _apply_condition(
+    g: Game,
+    view: PlayerView,
+    condition: Callable[[list[bytearray], list[int], np.random.Generator], None],
+    rng: np.random.Generator,
+) -> None:
+    """Runs :meth:`Game.from_view`'s ``condition`` hook on ``g`` and checks what it may not
+    change: the hidden multiset, every hand size, the draw pile's length, the viewer's hand,
+    the drawn card of a deciding seat."""
+    def hidden(game: Game) -> list[int]:
+        counts = [0] * NUM_KINDS
+        for s, hand in enumerate(game.hands):
+            if s != view.seat:
+                for k in range(NUM_KINDS):
+                    counts[k] += hand[k]
+        for k in game.draw_pile:
+            counts[k] += 1
+        return counts
+
+    before = hidden(g)
+    condition(g.hands, g.draw_pile, rng)
+    problems = []
+    if g.hands[view.seat] != view.hand:
+        problems.append(f"the viewer's hand (seat {view.seat}) changed")
+    sizes = [sum(h) for h in g.hands]
+    if sizes != list(view.hand_sizes):
+        problems.append(f"hand sizes {sizes} differ from the view's {list(view.hand_sizes)}")
+    if len(g.draw_pile) != view.draw_pile_size:
+        problems.append(f"the draw pile holds {len(g.draw_pile)} cards, not "
+                        f"{view.draw_pile_size}")
+    if hidden(g) != before:
+        problems.append("the hidden cards are not the same multiset")
+    if g.phase == PLAY_DRAWN and not g.hands[g.current_player][g.drawn]:
+        problems.append(f"seat {g.current_player} no longer holds the card it drew")
+    if problems:
+        raise StateError("from_view condition: " + "; ".join(problems))
 
 
 def _sample_drawn_card(g: Game, pool: list[int], rest: int, rng: np.random.Generator) -> int:
