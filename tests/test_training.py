@@ -229,6 +229,9 @@ def test_asymmetric_critic_run_trains_and_its_actor_ignores_the_state(tmp_path):
                               bc_steps=300, bc_epochs=1, snapshot_every=0))
     path = tmp_path / "models" / "tiny.zip"
     assert summary["timesteps"] >= 2048
+    bc = json.loads((tmp_path / "models" / "tiny.json").read_text())["behaviour_cloning"]
+    assert bc["samples"] >= 300 and 1 <= bc["holdout_episodes"] < bc["episodes"]
+    assert 0 <= bc["value_epoch"] <= 1 and bc["holdout_value_explained_variance"] <= 1
     numpy_agent = PPOAgent(path, seed=0)
     torch_agent = PPOAgent(path, seed=0, use_numpy=False)
     assert numpy_agent._actor is not None and torch_agent.model is not None
