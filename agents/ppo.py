@@ -40,7 +40,10 @@ from .base import Agent, register
 
 # ``ScaledObservationExtractor`` and ``AsymmetricActorCriticPolicy`` are public too, created on
 # first access (see ``__getattr__``).
-__all__ = ["OBS_SCALE", "PIECE_SCALE", "PPOAgent", "STATE_SCALE", "resolve_model_path"]
+__all__ = [
+    "OBS_SCALE", "PIECE_SCALE", "PPOAgent", "PRIVILEGED_SIZE", "STATE_PIECE_SCALE", "STATE_SCALE",
+    "resolve_model_path",
+]
 
 _MASKED_LOGIT = -1e8  # what sb3-contrib's MaskableCategorical writes for illegal actions
 _ACTIVATIONS = {

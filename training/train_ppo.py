@@ -332,8 +332,6 @@ def make_self_play_env(args: Args, rank: int) -> Any:
     return WithState(wrapped) if args.critic_state else wrapped
 
 
-
-
 def make_env(args: Args, rank: int) -> Callable[[], Any]:
     """A thunk building env ``rank`` (CleanRL's ``make_env``), with episode statistics."""
 
