@@ -92,6 +92,38 @@ def test_resume_continues_from_a_checkpoint(trained, tmp_path):
     assert min(r["timesteps"] for r in rows) == 0  # the earlier run's curve is carried over
 
 
+def test_export_model_ships_a_checkpoint_of_a_resumed_run(trained, tmp_path):
+    """``training.export_model``: the shipped file plays like its checkpoint, its JSON names the
+    checkpoint, every config of the resume chain and a real evaluation; the curve stops at the
+    checkpoint's step count."""
+    from training.export_model import main as export_main
+
+    _, summary = trained
+    ckpt = sorted(Path(summary["run_dir"], "checkpoints").glob("ppo_*_steps.zip"))[-1]
+    resumed = train(tiny_args(tmp_path, resume=str(ckpt), total_timesteps=3072, save_path="",
+                              eval_every=0))
+    final = Path(resumed["run_dir"]) / "final.zip"
+    out = tmp_path / "shipped" / "m.zip"
+    assert export_main([str(final), str(out.with_suffix("")), "--games", "6", "12",
+                        "--seed", "5", "--opponents", "greedy,random", "--workers", "1"]) == 0
+    info = json.loads(out.with_suffix(".json").read_text())
+    assert info["checkpoint"] == str(final) and info["timesteps"] >= 3072
+    assert info["args"]["resume"] == str(ckpt)
+    assert [c["run_dir"] for c in info["resumed_from"]] == [summary["run_dir"]]
+    results = info["evaluation"]["results"]
+    assert [(r["opponent"], r["games"]) for r in results] == [
+        ("greedy", 6), ("random", 6), ("greedy", 12), ("random", 12)]
+    assert all(r["ci_low"] <= r["win_rate"] <= r["ci_high"] for r in results)
+    curve = read_eval_csv(out.with_name("m_curve.csv"))
+    assert curve and max(r["timesteps"] for r in curve) <= info["timesteps"]
+    assert out.with_name("m_curve.png").is_file()
+    obs, _ = UnoMarioKartGymEnv(num_players=2).reset(seed=1)
+    mask = np.zeros(73, np.int8)
+    mask[[3, 9, 50]] = 1
+    assert PPOAgent(out).action_probabilities(obs, mask).tolist() == pytest.approx(
+        PPOAgent(final).action_probabilities(obs, mask).tolist())
+
+
 def test_numpy_policy_matches_model_predict(trained):
     """The numpy forward pass plays exactly what model.predict(..., action_masks=...) plays."""
     tmp_path, _ = trained
