@@ -9,7 +9,7 @@ from . import actions, cards
 from .game import Game, IllegalActionError, PlayerView, StateError
 from .rules import OPTIONS, PRESETS, Rules, RulesError, preset
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 
 def __getattr__(name: str) -> object:
