@@ -503,3 +503,35 @@ def test_from_view_condition_that_breaks_the_view_is_rejected(bad, message) -> N
     g = Game(Rules(num_players=3), seed=4)
     with pytest.raises(StateError, match=message):
         Game.from_view(g.view(0), np.random.default_rng(1), bad)
+
+
+def test_from_view_condition_may_not_make_a_drawn_strict_w4_unplayable() -> None:
+    """R6.2: a seat deciding on a drawn W4 under ``w4_strict`` holds no card of the active
+    colour; a condition that hands it one is rejected."""
+    g = Game.from_dict({
+        "rules": {"num_players": 2, "w4_strict": True}, "hands": [["B1", "B2"], ["G3", "G4"]],
+        "draw_pile": ["W4", "R5", "R6", "R7"], "discard_pile": ["R9"], "active_colour": "R",
+        "current_player": 1, "direction": 1,
+    })
+    g.step(A.DRAW)
+    assert g.phase_name == "play_drawn" and g.drawn == cards.W4
+
+    def give_red(hands, pile, rng):
+        i = next((i for i, k in enumerate(pile) if cards.COLOUR_OF[k] == 0), None)
+        k = next((k for k in range(54) if hands[1][k] and k != cards.W4), None)
+        if i is None or k is None:
+            return
+        hands[1][k] -= 1
+        hands[1][pile[i]] += 1
+        pile[i] = k
+
+    rejected = 0
+    for seed in range(20):  # seat 0 cannot see the drawn card: the sample draws it
+        try:
+            det = Game.from_view(g.view(0), np.random.default_rng(seed), give_red)
+        except StateError as e:  # (the hook may also have moved a sampled drawn card away)
+            assert "no longer playable" in str(e) or "no longer holds" in str(e)
+            rejected += "no longer playable" in str(e)
+        else:
+            assert det.drawn != cards.W4 or not any(det.hands[1][:13])
+    assert rejected > 0

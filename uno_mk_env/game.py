@@ -1105,6 +1105,13 @@ def _parse_void_evidence(g: Game, d: Mapping[str, Any]) -> None:
     g.void_evidence = evidence
 
 
+def _w4_legal_in(hand: bytearray, colour: int, rules: Rules) -> bool:
+    """R6.1 on a hand of counts: no card of ``colour`` (nor a WB, when it counts as a match)."""
+    return not any(hand[13 * colour:13 * colour + 13]) and not (
+        rules.item_box_counts_for_w4 and hand[WB]
+    )
+
+
 def _apply_condition(
     g: Game,
     view: PlayerView,
@@ -1137,8 +1144,12 @@ def _apply_condition(
                         f"{view.draw_pile_size}")
     if hidden(g) != before:
         problems.append("the hidden cards are not the same multiset")
-    if g.phase == PLAY_DRAWN and not g.hands[g.current_player][g.drawn]:
-        problems.append(f"seat {g.current_player} no longer holds the card it drew")
+    if g.phase == PLAY_DRAWN:
+        hand = g.hands[g.current_player]
+        if not hand[g.drawn]:
+            problems.append(f"seat {g.current_player} no longer holds the card it drew")
+        elif g.drawn == W4 and g.rules.w4_strict and not _w4_legal_in(hand, g.colour, g.rules):
+            problems.append(f"seat {g.current_player}'s drawn W4 is no longer playable (R6.2)")
     if problems:
         raise StateError("from_view condition: " + "; ".join(problems))
 
