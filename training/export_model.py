@@ -30,16 +30,10 @@ from pathlib import Path
 from typing import Any
 
 
-def run_dir_of(checkpoint: Path) -> Path:
-    """The run directory of a checkpoint (``<run>/checkpoints/x.zip`` or ``<run>/x.zip``)."""
-    return checkpoint.parent.parent if checkpoint.parent.name == "checkpoints" else (
-        checkpoint.parent
-    )
-
-
 def config_chain(run_dir: Path) -> list[dict[str, Any]]:
     """The run's ``config.json``, then those of the runs it resumed from, newest first."""
     from agents.ppo import resolve_model_path
+    from training.train_ppo import run_dir_of
 
     chain = []
     seen = set()
@@ -67,6 +61,7 @@ def export(checkpoint: str, out: str, games: Sequence[int], seed: int,
         evaluate,
         plot_curve,
         read_eval_csv,
+        run_dir_of,
         strip_optimizer_and_save,
         write_eval_csv,
     )

@@ -314,9 +314,6 @@ def make_self_play_env(args: Args, rank: int) -> Any:
         def action_masks(self) -> np.ndarray:
             return self.env.action_masks()
 
-        def add_snapshot(self, path: str, seed: int) -> int:
-            return self.env.add_snapshot(path, seed)
-
     specs = _specs(args.opponents)
     weights = [float(x) for x in args.opponent_weights.split(",") if x.strip()]
     snapshots: list[Any] = []
@@ -628,6 +625,13 @@ def _versions() -> dict[str, str]:
     return out
 
 
+def run_dir_of(checkpoint: Path) -> Path:
+    """The run directory of a checkpoint (``<run>/checkpoints/x.zip`` or ``<run>/x.zip``)."""
+    return checkpoint.parent.parent if checkpoint.parent.name == "checkpoints" else (
+        checkpoint.parent
+    )
+
+
 def strip_optimizer_and_save(model: Any, path: Path) -> None:
     """Saves ``model`` with a fresh (empty) optimizer state: the Adam moments are two extra
     copies of every weight and are only needed to resume training exactly."""
@@ -680,9 +684,7 @@ def train(args: Args) -> dict[str, Any]:
         model = MaskablePPO.load(resume_path, env=vec_env, device="cpu")
         model.set_random_seed(args.seed)
         # Keep the earlier run's curve and self-play pool when the checkpoint sits in a run dir.
-        old_run = resume_path.parent.parent if resume_path.parent.name == "checkpoints" else (
-            resume_path.parent
-        )
+        old_run = run_dir_of(resume_path)
         if (old_run / "eval.csv").is_file():
             eval_rows = [r for r in read_eval_csv(old_run / "eval.csv")
                          if r["timesteps"] <= model.num_timesteps]

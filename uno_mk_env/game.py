@@ -1105,11 +1105,10 @@ def _parse_void_evidence(g: Game, d: Mapping[str, Any]) -> None:
     g.void_evidence = evidence
 
 
-def _w4_legal_in(hand: bytearray, colour: int, rules: Rules) -> bool:
-    """R6.1 on a hand of counts: no card of ``colour`` (nor a WB, when it counts as a match)."""
-    return not any(hand[13 * colour:13 * colour + 13]) and not (
-        rules.item_box_counts_for_w4 and hand[WB]
-    )
+def _w4_legal_after_hook(g: Game, hand: bytearray) -> bool:
+    """R6.1 for the decider's ``hand`` as a condition hook left it (its bitmask refreshed)."""
+    g.held[g.current_player] = _held_mask(hand)
+    return g._w4_is_legal_for(g.current_player, g.colour)
 
 
 def _apply_condition(
@@ -1148,7 +1147,7 @@ def _apply_condition(
         hand = g.hands[g.current_player]
         if not hand[g.drawn]:
             problems.append(f"seat {g.current_player} no longer holds the card it drew")
-        elif g.drawn == W4 and g.rules.w4_strict and not _w4_legal_in(hand, g.colour, g.rules):
+        elif g.drawn == W4 and g.rules.w4_strict and not _w4_legal_after_hook(g, hand):
             problems.append(f"seat {g.current_player}'s drawn W4 is no longer playable (R6.2)")
     if problems:
         raise StateError("from_view condition: " + "; ".join(problems))
