@@ -192,6 +192,99 @@ def test_r3_3_reflip_option_ignores_a_reverse():
     assert (g.current_player, g.direction) == ((g.dealer + 1) % 4, 1)
 
 
+class _RiggedRng:
+    """A stand-in generator for a rigged deal: its first ``shuffle`` puts the deck in the given
+    order (the draw pile's top is the list's end), later calls shuffle for real."""
+
+    def __init__(self, deck: list[int], seed: int = 0) -> None:
+        self._deck = deck
+        self._real = np.random.default_rng(seed)
+
+    def shuffle(self, pile: list[int]) -> None:
+        if self._deck is not None:
+            assert sorted(pile) == sorted(self._deck)
+            pile[:] = self._deck
+            self._deck = None
+        else:
+            self._real.shuffle(pile)
+
+    def integers(self, *args, **kwargs):
+        return self._real.integers(*args, **kwargs)
+
+
+def _rigged_deal(rules: Rules, undealt: list[str], dealer: int = 0, seed: int = 0) -> Game:
+    """A round dealt from a deck whose undealt cards are ``undealt`` (flipped from the end)."""
+    from uno_mk_env.cards import kind
+
+    rest = list(DECK)
+    for code in undealt:
+        rest.remove(kind(code))
+    assert len(undealt) == NUM_CARDS - rules.num_players * rules.hand_size
+    g = Game.__new__(Game)
+    g._setup(rules, seed)
+    rigged = _RiggedRng([kind(c) for c in undealt] + rest, seed)
+    g.rng = rigged
+    g._deal(dealer)
+    g.rng = rigged._real  # to_dict() stores a real generator's state
+    return g
+
+
+def test_r3_3_reflip_ruling_last_action_card_stays_when_only_w4s_are_left():
+    """R3.3 ruling: under reflip, when only W4s are left to flip, the last flipped action card
+    stays the start card and applies as under "apply" (here a Skip: dealer + 2 starts). Before
+    the ruling this deal looped forever (W4 back, reshuffle, W4 again)."""
+    rules = Rules(num_players=7, hand_size=15, start_action_cards="reflip")
+    g = _rigged_deal(rules, ["W4", "W4", "W4", "W4", "RS", "BR", "GD"], dealer=2)
+    assert start_cards(g) == ["GD", "BR", "RS"]
+    assert (top(g), colour(g)) == ("RS", "R")
+    assert draw_pile(g) == ["W4"] * 4
+    assert (g.current_player, g.direction, g.phase_name) == (4, 1, "play")  # dealer 2, 3 skipped
+    assert [e[1] for e in events_of(g, "skip")] == [3]
+    assert hand_sizes(g) == [15] * 7
+
+
+def test_r3_3_reflip_ruling_applies_a_draw_two_or_a_reverse_that_stays():
+    """R3.3 ruling: the action card that stays applies its effect: a Draw Two makes the player
+    left of the dealer draw 2 (here two W4s) and lose the turn; a Reverse lets the dealer start
+    counter-clockwise."""
+    rules = Rules(num_players=7, hand_size=15, start_action_cards="reflip")
+    g = _rigged_deal(rules, ["W4", "W4", "W4", "W4", "YD", "RS", "BR"], dealer=5)
+    assert start_cards(g) == ["BR", "RS", "YD"]
+    assert (g.current_player, g.direction) == (0, 1)  # 6 drew 2 and was skipped
+    assert hand_sizes(g)[6] == 17 and g.hand(6)[W4] >= 2
+    g = _rigged_deal(rules, ["W4", "W4", "W4", "W4", "BR", "RS", "YD"], dealer=5)
+    assert start_cards(g) == ["YD", "RS", "BR"]
+    assert (g.current_player, g.direction) == (5, -1)
+
+
+@pytest.mark.parametrize("seed", [65685, 107065, 193889])
+def test_r3_3_reflip_deals_that_used_to_hang(seed):
+    """R3.3 ruling: the three seeds an outside audit found hanging at 7 × 15 now deal, ending on
+    an action card over a pile of W4s only."""
+    g = Game(Rules(num_players=7, hand_size=15, start_action_cards="reflip"), seed=seed)
+    assert start_cards(g)[-1][1:] in ("S", "R", "D")
+    assert set(draw_pile(g)) == {"W4"}
+    assert sum(hand_sizes(g)) + len(draw_pile(g)) + len(discard_pile(g)) == NUM_CARDS
+
+
+def test_r3_3_every_legal_table_size_deals_under_both_start_options():
+    """R3.3: the deal ends for every legal ``num_players × hand_size`` (at most 107 dealt), with
+    either start option (a handful of seeds each; the rigged tests above cover the worst case)."""
+    from uno_mk_env.rules import MAX_DEALT
+
+    for n in range(2, 11):
+        for hand_size in range(1, 16):
+            if n * hand_size > MAX_DEALT:
+                continue
+            for option in ("apply", "reflip"):
+                rules = Rules(num_players=n, hand_size=hand_size, start_action_cards=option)
+                for seed in range(12):
+                    g = Game(rules, seed=seed)
+                    assert sum(hand_sizes(g)) + len(draw_pile(g)) + len(discard_pile(g)) == (
+                        NUM_CARDS)
+                    assert g.phase_name in ("play", "choose_colour")
+
+
 # ----------------------------------------------------------------- R3.1: the deal passes left
 
 

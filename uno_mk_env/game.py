@@ -339,14 +339,18 @@ class Game:
         while True:
             card = pile.pop()
             if card == W4:  # R3.3: back into the pile, reshuffle, flip again
+                # Terminates: the pile always holds a card other than a W4 here (at most 107 of
+                # the 112 cards are dealt, and a reflip needs one left, below).
                 pile.append(card)
                 self.rng.shuffle(pile)
                 continue
             self.discard.append(card)
             self.discard_counts[card] += 1
             self.events.append(("start_card", card))
-            if reflip and card < W4 and card % 13 >= SKIP and pile:
+            if reflip and card < W4 and RANK_OF[card] >= SKIP and any(k != W4 for k in pile):
                 continue  # Czech text: ignore a coloured action card and flip another onto it
+            # R3.3 ruling: with nothing left to flip but W4s, the last action card stays and
+            # applies as under "apply".
             break
         left = (dealer + 1) % n
         if card == WB:  # R3.3: no item; a player names the colour, then left of dealer starts
@@ -357,7 +361,7 @@ class Game:
             return
         self.colour = card // 13
         rank = card % 13
-        if reflip or rank < SKIP:
+        if rank < SKIP:
             self._begin_turn(left)
         elif rank == SKIP:
             self.events.append(("skip", left))

@@ -99,7 +99,10 @@ OPTIONS: dict[str, OptionSpec] = {
 }
 
 
-#: Most cards that may be dealt: 112 minus the four W4s minus one card to flip (R3.3).
+#: Most cards that may be dealt: 112 minus the four W4s minus one card to flip (R3.3). With
+#: ``start_action_cards="reflip"`` the limit is the same: the flipped action cards are buried
+#: only while a card other than a W4 is left to flip, and the last one stays otherwise (the R3.3
+#: ruling), so the first flip is the only one that needs a non-W4 card in the pile.
 MAX_DEALT = 107
 
 
