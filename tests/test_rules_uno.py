@@ -254,3 +254,52 @@ def test_r8_offender_going_out_in_an_extra_turn_before_any_catch():
     assert g.game_over and g.winner == 0
     assert hand_codes(g, 0) == []
     assert g.scores == [5, 0]
+
+
+# ------------------------------------------- R8: a miss ends when the offender draws (any catch)
+
+
+def test_r8_next_player_cannot_catch_a_called_uno_after_a_two_player_skip():
+    """R8: only an uncalled UNO is caught. Seat 0 plays a Skip leaving one uncalled card, takes
+    its extra turn (2 players), draws, calls UNO and plays down to one card: that UNO was
+    called, so seat 1 is not offered CATCH_UNO (the earlier miss ended with the draw)."""
+    g = make({"rules": {"num_players": 2, "uno_catch": "next_player"},
+              "hands": ["RS R5", "G1 G2 G3"], "discard_pile": "R3", "draw_pile": "R7 B1 B2"})
+    do(g, "PLAY(RS)")
+    assert g.current_player == 0 and g.view(1).uno_pending == 0
+    do(g, "DRAW")  # draws R7: two cards again
+    assert g.view(1).uno_pending == -1
+    assert legal_names(g) == {"PLAY(R7)", "KEEP", "CALL_UNO"}
+    do(g, "CALL_UNO", "PLAY(R7)")
+    assert g.current_player == 1 and called(g)[0]
+    assert "CATCH_UNO" not in legal_names(g)
+    assert g.view(1).uno_catchable == -1
+
+
+def test_r8_next_player_cannot_catch_a_called_uno_after_a_mushroom_extra_turn():
+    """R8, three players: a WB leaves seat 0 one uncalled card and flips a Mushroom (extra
+    turn); seat 0 draws, calls and plays down to one card: no catch for seat 1."""
+    g = make({"rules": {"num_players": 3, "uno_catch": "next_player"},
+              "hands": ["WB R5", "G1 G2 G3", "B4 B5 B6"], "discard_pile": "R3",
+              "draw_pile": "R9 R7 Y1"})
+    do(g, "PLAY(WB)")  # flips R9: Mushroom
+    assert (g.current_player, g.phase_name) == (0, "play") and g.view(1).uno_pending == 0
+    do(g, "DRAW")  # R7
+    do(g, "CALL_UNO", "PLAY(R7)")
+    assert g.current_player == 1
+    assert "CATCH_UNO" not in legal_names(g)
+
+
+@pytest.mark.parametrize("catch", ["auto", "next_player"])
+def test_r8_a_miss_ends_when_the_offender_draws_from_a_bob_omb(catch):
+    """R8: a WB as the second-to-last card without a call, then a Bob-omb makes the offender draw
+    2: it no longer holds one card, so the miss is over (no penalty, nothing to catch, and no
+    stale miss left to catch after a later, called UNO)."""
+    g = make({"rules": {"num_players": 3, "uno_catch": catch},
+              "hands": ["WB G5", "G1 G2 G3", "B4 B5 B6"], "discard_pile": "R3",
+              "draw_pile": "W4 Y2 Y1"})
+    do(g, "PLAY(WB)")  # flips W4: Bob-omb, seat 0 draws Y2 and Y1
+    assert g.view(1).uno_pending == -1 and len(hand_codes(g, 0)) == 3
+    do(g, "COLOUR(G)")
+    assert g.current_player == 1 and "CATCH_UNO" not in legal_names(g)
+    assert len(hand_codes(g, 0)) == 3 and not events_of(g, "catch")

@@ -591,6 +591,8 @@ class Game:
         self.hands[p][card] += 1
         self.held[p] |= 1 << card
         self.sizes[p] += 1
+        if p == self.uno_miss:  # R8: no longer holding one uncalled card
+            self.uno_miss = -1
         evidence = self.void_evidence[p]
         evidence[:] = evidence.translate(_FADE[1])  # the drawn card fades the earlier signs
         evidence[self.colour] = VOID_MEMORY
@@ -792,6 +794,8 @@ class Game:
         if got:
             self.held[seat] |= bits
             self.sizes[seat] += len(got)
+            if seat == self.uno_miss:  # R8: no longer holding one uncalled card
+                self.uno_miss = -1
             evidence = self.void_evidence[seat]
             evidence[:] = evidence.translate(_FADE[min(len(got), VOID_MEMORY)])
             self.uno_called[seat] = False
