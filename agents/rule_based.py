@@ -84,8 +84,11 @@ def _unseen(view: PlayerView) -> tuple[int, list[int], int]:
     return sum(per_colour) + wb + w4, per_colour, wb
 
 
-def p_holds_colour(view: PlayerView, colour: int, holder: int, with_wb: bool) -> float:
-    """Probability that ``holder`` holds a card of ``colour`` (or a WB when ``with_wb``).
+def p_holds_colour(
+    view: PlayerView, colour: int, holder: int, with_wb: bool, size: int | None = None
+) -> float:
+    """Probability that ``holder`` holds a card of ``colour`` (or a WB when ``with_wb``) among
+    ``size`` of its cards (default: its whole hand).
 
     Hypergeometric: the holder's ``h`` cards are a uniform sample of the ``U`` unseen cards,
     ``m`` of which match, so ``P(none) = prod_{i<h} (U - m - i) / (U - i)``.
@@ -93,7 +96,7 @@ def p_holds_colour(view: PlayerView, colour: int, holder: int, with_wb: bool) ->
     total, per_colour, wb = _unseen(view)
     matching = per_colour[colour] + (wb if with_wb else 0)
     p_none = 1.0
-    for i in range(view.hand_sizes[holder]):
+    for i in range(view.hand_sizes[holder] if size is None else size):
         if total - i <= 0:
             break
         p_none *= max(total - matching - i, 0) / (total - i)
@@ -174,7 +177,7 @@ class GreedyAgent(Agent):
         if phase == A.CHOOSE_TARGET:
             return shell_target(view)
         if phase == A.CHALLENGE_PHASE:
-            big = view.hand_sizes[view.w4_player] >= self.challenge_hand
+            big = view.w4_hand_size >= self.challenge_hand  # its hand when it played the W4
             return A.CHALLENGE if big else A.ACCEPT
         return legal[0]
 
@@ -597,8 +600,10 @@ class StrategicAgent(Agent):
         w4p = view.w4_player
         if w4p < 0 or view.w4_prev_colour < 0:
             return False
+        # R6.1 judges the hand held when the W4 was played (cards drawn since do not count)
         prob = p.trust * p_holds_colour(
-            view, view.w4_prev_colour, w4p, view.rules.item_box_counts_for_w4
+            view, view.w4_prev_colour, w4p, view.rules.item_box_counts_for_w4,
+            size=view.w4_hand_size,
         )
         gain = 4.0 + p.turn_value + 4.0 * self._weight(view, w4p)
         return prob * gain > (1.0 - prob) * 2.0

@@ -26,6 +26,7 @@ import pytest
 
 from uno_mk_env import PRESETS, Game, IllegalActionError, Rules, StateError, cards
 from uno_mk_env import actions as A
+from uno_mk_env.cards import COPIES, WB
 
 Policy = Callable[[np.random.Generator, Sequence[int]], int]
 
@@ -535,3 +536,29 @@ def test_from_view_condition_may_not_make_a_drawn_strict_w4_unplayable() -> None
         else:
             assert det.drawn != cards.W4 or not any(det.hands[1][:13])
     assert rejected > 0
+
+
+def test_determinize_judges_a_pending_w4_on_the_hand_held_when_it_was_played() -> None:
+    """R6.1 in ``from_view``: seat 0 plays W4 from ``W4 Y1`` on a red top (legal: no red), does
+    not call UNO, names blue and is caught by seat 1 (two penalty cards). In seat 1's samples the
+    W4 must be judged on the one card seat 0 held beside it, not on its three cards now: illegal
+    exactly when that card is red or a WB, whose chance is their share of seat 1's unseen cards.
+    The W4's player knows the truth, so its own samples keep it."""
+    from scenario import do, make
+
+    g = make({"rules": {"num_players": 3, "uno_catch": "next_player"},
+              "hands": ["W4 Y1", "G1 G2 G3", "B4 B5 B6"], "discard_pile": "R3",
+              "draw_pile": "Y7 Y8 B9"})
+    do(g, "PLAY(W4)", "COLOUR(B)", "CATCH_UNO")
+    assert g.phase_name == "challenge" and g.sizes[0] == 3 and not g.w4_illegal
+    view = g.view(1)
+    assert (view.w4_hand_size, view.w4_illegal) == (1, -1)
+    assert g.view(0).w4_illegal == 0
+    unseen = [c - h - d for c, h, d in zip(COPIES, view.hand, view.discard_counts)]
+    p_illegal = (sum(unseen[0:13]) + unseen[WB]) / sum(unseen)  # a red card or a WB
+    rng = np.random.default_rng(5)
+    samples = 3000
+    illegal = sum(Game.from_view(view, rng).w4_illegal for _ in range(samples))
+    sigma = (p_illegal * (1 - p_illegal) / samples) ** 0.5
+    assert abs(illegal / samples - p_illegal) < 4 * sigma, (illegal / samples, p_illegal)
+    assert not any(Game.from_view(g.view(0), rng).w4_illegal for _ in range(50))

@@ -133,6 +133,15 @@ def _held_mask(counts: Sequence[int]) -> int:
     return sum(1 << k for k, c in enumerate(counts) if c)
 
 
+def w4_is_legal(held: int, colour: int, item_box_counts: bool) -> bool:
+    """R6.1: a Wild Draw Four is legal iff the hand (``held``: bit ``k`` set when it holds kind
+    ``k``) has no card of the active ``colour`` and, when ``item_box_counts`` (the rule option
+    ``item_box_counts_for_w4``), no Wild Item Box."""
+    if held & _COLOUR_MASKS[colour]:
+        return False
+    return not (item_box_counts and held & _WB_BIT)
+
+
 #: Green Shell targets TARGET(+1 .. +N-1) by player count N.
 _TARGET_ACTIONS = {n: tuple(range(A.TARGET_BASE, A.TARGET_BASE + n - 1)) for n in range(2, 11)}
 
@@ -186,7 +195,10 @@ class PlayerView(NamedTuple):
     ``void_evidence`` (``bytes``, index ``4 * seat + colour``: :data:`VOID_MEMORY` when the
     seat last drew voluntarily (R4.2) while that colour was active, minus one per card it drew
     since, floored at 0; 0 if it has not this round: how fresh the public sign is that it holds
-    none of that colour), ``legal_actions`` (ids, only for the decider).
+    none of that colour), ``w4_hand_size`` (cards the latest W4's player held beside it when it
+    played it, -1 if none: public, as hand sizes are), ``w4_illegal`` (whether that W4 broke R6.1,
+    1/0, known only to its player; -1 for every other seat), ``legal_actions`` (ids, only for
+    the decider).
     """
 
     seat: int
@@ -219,6 +231,8 @@ class PlayerView(NamedTuple):
     turn_player: int
     previous_turn_player: int
     void_evidence: bytes
+    w4_hand_size: int
+    w4_illegal: int
     legal_actions: tuple[int, ...]
 
     @property
@@ -232,7 +246,7 @@ class PlayerView(NamedTuple):
 
 
 _new_view = tuple.__new__
-assert len(PlayerView._fields) == 31, "Game.view builds PlayerView positionally: update it"
+assert len(PlayerView._fields) == 33, "Game.view builds PlayerView positionally: update it"
 
 
 class Game:
@@ -253,7 +267,8 @@ class Game:
         "rules", "num_players", "_rng", "_rng_source", "hands", "held", "sizes", "draw_pile",
         "discard", "discard_counts", "colour",
         "current_player", "direction", "phase", "dealer", "scores", "round", "drawn",
-        "uno_called", "uno_miss", "w4_player", "w4_prev_colour", "w4_illegal", "colour_context",
+        "uno_called", "uno_miss", "w4_player", "w4_prev_colour", "w4_illegal", "w4_hand_size",
+        "colour_context",
         "reveal", "last_item", "idle_turns", "turn_player", "previous_turn_player",
         "void_evidence",
         "round_over", "game_over", "winner", "round_winner", "round_hand_points", "num_steps",
@@ -308,6 +323,7 @@ class Game:
         self.w4_player = -1
         self.w4_prev_colour = -1
         self.w4_illegal = False
+        self.w4_hand_size = -1
         self.colour_context = -1
         self.reveal: tuple[int, int, tuple[int, ...]] | None = None
         self.last_item = -1
@@ -471,10 +487,7 @@ class Game:
         return self._w4_is_legal_for(seat, self.colour)
 
     def _w4_is_legal_for(self, seat: int, colour: int) -> bool:
-        held = self.held[seat]
-        if held & _COLOUR_MASKS[colour]:
-            return False
-        return not (self.rules.item_box_counts_for_w4 and held & _WB_BIT)
+        return w4_is_legal(self.held[seat], colour, self.rules.item_box_counts_for_w4)
 
     def _playable(self, card: int) -> bool:
         """R4.1 for one card of the current player's hand (the candidates include both wilds;
@@ -629,6 +642,7 @@ class Game:
             self.w4_player = p
             self.w4_prev_colour = prev_colour
             self.w4_illegal = not self._w4_is_legal(p)
+            self.w4_hand_size = size
             self.phase = CHOOSE_COLOUR
             self.colour_context = COLOUR_AFTER_W4
             return
@@ -891,6 +905,8 @@ class Game:
             self.turn_player,
             self.previous_turn_player,
             b"".join(self.void_evidence),
+            self.w4_hand_size,
+            int(self.w4_illegal) if seat == self.w4_player else -1,
             self.legal_action_ids() if decider else (),
         ))
 
@@ -956,6 +972,7 @@ class Game:
         g.uno_miss = view.uno_pending
         g.w4_player = view.w4_player
         g.w4_prev_colour = view.w4_prev_colour
+        g.w4_hand_size = view.w4_hand_size
         g.colour_context = view.colour_context
         g.last_item = view.last_item
         g.idle_turns = view.idle_turns
@@ -990,8 +1007,10 @@ class Game:
         if condition is not None:
             _apply_condition(g, view, condition, rng)
         g.held = [_held_mask(h) for h in g.hands]
-        if view.phase == CHALLENGE or view.colour_context == COLOUR_AFTER_W4:
-            g.w4_illegal = not g._w4_is_legal_for(view.w4_player, view.w4_prev_colour)
+        if view.w4_illegal >= 0:  # the viewer played it and knows
+            g.w4_illegal = bool(view.w4_illegal)
+        elif view.phase == CHALLENGE or view.colour_context == COLOUR_AFTER_W4:
+            g.w4_illegal = _sample_w4_illegal(g, view, rng)
         if g.game_over:
             g.current_player = -1
             g._legal = ()
@@ -1047,6 +1066,7 @@ class Game:
                 "player": self.w4_player,
                 "previous_colour": COLOURS[self.w4_prev_colour],
                 "illegal": self.w4_illegal,
+                "hand_size": self.w4_hand_size,
             },
             "colour_context": (
                 _COLOUR_CONTEXT_NAMES[self.colour_context] if self.colour_context >= 0 else None
@@ -1111,6 +1131,17 @@ def _parse_void_evidence(g: Game, d: Mapping[str, Any]) -> None:
             )
         evidence.append(bytearray(row))
     g.void_evidence = evidence
+
+
+def _sample_w4_illegal(g: Game, view: PlayerView, rng: np.random.Generator) -> bool:
+    """For :meth:`Game.from_view` of a seat that did not play the pending W4: whether it broke
+    R6.1, judged on the hand its player held when playing it: the sampled hand minus the cards
+    drawn since (a penalty for a caught UNO, say), i.e. a uniform pick of ``w4_hand_size`` of its
+    cards, as every hidden card is equally likely to be either."""
+    kinds = _counts_to_kinds(g.hands[view.w4_player])
+    at_play = [kinds[i] for i in rng.permutation(len(kinds))[:view.w4_hand_size]]
+    held = sum(1 << k for k in set(at_play))
+    return not w4_is_legal(held, view.w4_prev_colour, g.rules.item_box_counts_for_w4)
 
 
 def _w4_legal_after_hook(g: Game, hand: bytearray) -> bool:
@@ -1401,6 +1432,7 @@ def _from_dict(cls: type[Game], d: Mapping[str, Any], seed: int | None) -> Game:
             g.w4_player = _seat(w4, "player", n)
             g.w4_prev_colour = parse_colour(w4["previous_colour"])
             g.w4_illegal = bool(w4["illegal"])
+            g.w4_hand_size = int(w4.get("hand_size", g.sizes[g.w4_player]))
         except (KeyError, TypeError, ValueError) as e:
             raise StateError(f"'w4' must be {{player, previous_colour, illegal}}: {e}") from None
     if g.phase == CHALLENGE and w4 is None:
