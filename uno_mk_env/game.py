@@ -914,7 +914,7 @@ class Game:
         """The event log as ``seat`` may see it (``None``: the full, omniscient log)."""
         if seat is None:
             return list(self.events)
-        return [event_for(e, seat) for e in self.events]
+        return [seen for e in self.events if (seen := event_for(e, seat)) is not None]
 
     def determinize(self, seat: int, rng: np.random.Generator) -> Game:
         """A game consistent with ``view(seat)`` whose hidden cards are resampled.
@@ -1253,14 +1253,18 @@ def _restore_rng_state(state: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def event_for(event: tuple, seat: int) -> tuple:
-    """``event`` as ``seat`` may see it: other seats' drawn cards become ``None`` (the count stays
-    visible) and a revealed hand is shown only to its challenger."""
+def event_for(event: tuple, seat: int) -> tuple | None:
+    """``event`` as ``seat`` may see it, or ``None`` if it may not see it at all: other seats'
+    drawn cards become ``None`` (the count stays visible), a revealed hand is shown only to its
+    challenger, and another seat's ``keep`` is not seen: at a table a player who keeps a
+    playable card it drew looks exactly like one whose card was not playable (R4.2)."""
     kind = event[0]
     if kind == "draw" and event[1] != seat:
         return ("draw", event[1], (None,) * len(event[2]), event[3])
     if kind == "reveal" and event[2] != seat:
         return ("reveal", event[1], event[2], None)
+    if kind == "keep" and event[1] != seat:
+        return None
     return event
 
 

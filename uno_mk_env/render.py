@@ -187,7 +187,10 @@ def render_game(
     history = list(history)
     bounds = [start for _, start in history] + [len(events)]
     lines = [
-        (actor, events_text([event_for(e, seat) for e in events[start:stop]], names, seat))
+        (actor, events_text(
+            [seen for e in events[start:stop] if (seen := event_for(e, seat)) is not None],
+            names, seat,
+        ))
         for (actor, start), stop in zip(history, bounds[1:])
     ]
     return render_table(game.view(seat), names, merge_lines(lines, names), step=step, done=done)
