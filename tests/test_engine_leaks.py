@@ -83,7 +83,8 @@ def test_a_kept_draw_and_an_unplayable_draw_are_the_same_to_everyone_else(preset
                     twin = _twin(g, i)
                     if _draw_and_keep(twin) != playable:
                         others = set(range(n)) - {g.current_player}
-                        _assert_same_to_others(base, twin, others, f"seed {seed} step {g.num_steps}")
+                        where = f"seed {seed} step {g.num_steps}"
+                        _assert_same_to_others(base, twin, others, where)
                         pairs += 1
                         break
             g.step(legal[rng.integers(len(legal))])
