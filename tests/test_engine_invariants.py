@@ -562,3 +562,33 @@ def test_determinize_judges_a_pending_w4_on_the_hand_held_when_it_was_played() -
     sigma = (p_illegal * (1 - p_illegal) / samples) ** 0.5
     assert abs(illegal / samples - p_illegal) < 4 * sigma, (illegal / samples, p_illegal)
     assert not any(Game.from_view(g.view(0), rng).w4_illegal for _ in range(50))
+
+
+def _sensible(rng: np.random.Generator, legal: Sequence[int]) -> int:
+    """Calls UNO when it may, plays when it can, else anything: rounds end."""
+    if A.CALL_UNO in legal:
+        return A.CALL_UNO
+    plays = [a for a in legal if a < A.DRAW] or list(legal)
+    return plays[rng.integers(len(plays))]
+
+
+def test_a_long_match_keeps_a_bounded_event_log_and_cheap_clones() -> None:
+    """A ``target_score`` match that never ends (target 10**9, no step cap): with the default
+    ``event_log="recent"`` the log holds only the current and the previous round, however many
+    rounds were played, and a clone copies no more; ``event_log="all"`` keeps everything."""
+    rules = Rules(num_players=4, match="target_score", target_score=10**9)
+    g = Game(rules, seed=3)
+    full = Game(rules, seed=3, event_log="all")
+    rng, rng_full = np.random.default_rng(0), np.random.default_rng(0)
+    longest = 0
+    while g.round < 300:
+        g.step(_sensible(rng, g.legal_action_ids()))
+        full.step(_sensible(rng_full, full.legal_action_ids()))
+        longest = max(longest, len(g.events))
+    assert g.event_count == len(full.events) > 20 * longest
+    assert g.events == full.events[g.events_start:]
+    deals = [e for e in g.events if e[0] == "deal"]
+    assert [e[1] for e in deals] == [g.round - 1, g.round]
+    assert len(g.clone().events) == len(g.events)
+    with pytest.raises(ValueError, match="event_log"):
+        Game(rules, event_log="everything")

@@ -65,6 +65,9 @@ VOID_MEMORY = 8
 _FADE = tuple(bytes(max(v - k, 0) for v in range(256)) for k in range(VOID_MEMORY + 1))
 _DRAW, _KEEP, _CALL_UNO, _CATCH_UNO = A.DRAW, A.KEEP, A.CALL_UNO, A.CATCH_UNO
 STATE_FORMAT = 1
+#: ``Game(event_log=...)``: ``"recent"`` keeps the current and the previous round's events (memory
+#: bounded over a match of any length), ``"all"`` the whole match.
+EVENT_LOGS = ("recent", "all")
 
 
 def _as_action_id(action: Any) -> int:
@@ -255,12 +258,16 @@ class Game:
     Args:
         rules: the rule options (default ``Rules()``: 4 players).
         seed: seed for the game's own ``numpy.random.Generator`` (or a Generator to own).
+        event_log: ``"recent"`` (default): ``events`` holds the current round's events and the
+            previous round's, so a match of any length runs in bounded memory; ``"all"``: the
+            whole match (grows with it).
 
     Attributes (read-only for users): ``current_player`` (the decider, ``-1`` when the game is
     over), ``phase`` (int, see ``phase_name``), ``direction``, ``dealer``, ``scores``, ``winner``,
     ``round_over`` (the last step ended a round; in multi-round matches the next round is
     already dealt), ``round_winner`` and ``round_hand_points`` (each seat's hand points when the
-    latest round ended), ``game_over``, ``events``.
+    latest round ended), ``game_over``, ``events`` (the omniscient log, see ``event_log``;
+    ``events_for(seat)`` filters it), ``events_start`` (how many earlier events were dropped).
     """
 
     __slots__ = (
@@ -272,18 +279,28 @@ class Game:
         "reveal", "last_item", "idle_turns", "turn_player", "previous_turn_player",
         "void_evidence",
         "round_over", "game_over", "winner", "round_winner", "round_hand_points", "num_steps",
-        "events", "_legal",
+        "events", "events_start", "event_log", "_round_start", "_legal",
         "_uno_on", "_catch_auto", "_w4_strict",
     )
 
-    def __init__(self, rules: Rules | None = None, seed: int | np.random.Generator | None = None):
-        self._setup(rules if rules is not None else Rules(), seed)
+    def __init__(
+        self,
+        rules: Rules | None = None,
+        seed: int | np.random.Generator | None = None,
+        event_log: str = "recent",
+    ):
+        self._setup(rules if rules is not None else Rules(), seed, event_log)
         self._deal(self.rng.integers(self.num_players).item())
 
     # ---------------------------------------------------------------- construction helpers
-    def _setup(self, rules: Rules, seed: int | np.random.Generator | None) -> None:
+    def _setup(
+        self, rules: Rules, seed: int | np.random.Generator | None, event_log: str = "recent"
+    ) -> None:
         if not isinstance(rules, Rules):
             raise TypeError(f"rules must be a uno_mk_env.Rules, got {type(rules).__name__}")
+        if event_log not in EVENT_LOGS:
+            raise ValueError(f"event_log={event_log!r} is not allowed; allowed: {EVENT_LOGS}")
+        self.event_log = event_log
         self.rules = rules
         n = self.num_players = rules.num_players
         if isinstance(seed, np.random.Generator):
@@ -300,6 +317,8 @@ class Game:
         self.round_hand_points: tuple[int, ...] | None = None
         self.num_steps = 0
         self.events: list[tuple] = []
+        self.events_start = 0
+        self._round_start = 0
         self._uno_on = rules.uno == "on"
         self._catch_auto = rules.uno_catch == "auto"
         self._w4_strict = rules.w4_strict
@@ -339,6 +358,11 @@ class Game:
         self.round += 1
         self.dealer = dealer
         n = self.num_players
+        if self.event_log == "recent":  # keep the round that just ended and the new one
+            drop = self._round_start
+            del self.events[:drop]
+            self.events_start += drop
+            self._round_start = len(self.events)
         self.events.append(("deal", self.round, dealer))
         pile = list(DECK)
         self.rng.shuffle(pile)
@@ -909,6 +933,12 @@ class Game:
             int(self.w4_illegal) if seat == self.w4_player else -1,
             self.legal_action_ids() if decider else (),
         ))
+
+    @property
+    def event_count(self) -> int:
+        """Events logged since the game began, including those ``event_log="recent"`` dropped:
+        ``events[i]`` is event number ``events_start + i``."""
+        return self.events_start + len(self.events)
 
     def events_for(self, seat: int | None) -> list[tuple]:
         """The event log as ``seat`` may see it (``None``: the full, omniscient log)."""

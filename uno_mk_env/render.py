@@ -180,15 +180,17 @@ def render_game(
     """:func:`render_table` for ``seat`` of ``game``, with the events of the recent decisions.
 
     Args:
-        history: ``(actor seat, index of its first event in game.events)`` per recent decision,
+        history: ``(actor seat, game.event_count before its decision)`` per recent decision,
             oldest first (actor ``-1`` for the deal); each decision's events run to the next one's.
+            Events the game's log no longer holds are left out.
     """
-    events = game.events
+    events, offset = game.events, game.events_start
     history = list(history)
-    bounds = [start for _, start in history] + [len(events)]
+    bounds = [start for _, start in history] + [game.event_count]
     lines = [
         (actor, events_text(
-            [seen for e in events[start:stop] if (seen := event_for(e, seat)) is not None],
+            [seen for e in events[max(start - offset, 0):max(stop - offset, 0)]
+             if (seen := event_for(e, seat)) is not None],
             names, seat,
         ))
         for (actor, start), stop in zip(history, bounds[1:])
