@@ -325,7 +325,7 @@ def test_raw_env_raises_the_engines_error_and_changes_nothing():
     illegal = int(np.flatnonzero(env.observe(agent)["action_mask"] == 0)[0])
     with pytest.raises(IllegalActionError, match="illegal action"):
         env.step(illegal)
-    with pytest.raises(IllegalActionError):
+    with pytest.raises(ValueError, match="73 is out of the action space"):
         env.step(73)
     assert env.game.to_dict() == before and env.agent_selection == agent
     env.step(int(np.flatnonzero(env.observe(agent)["action_mask"])[0]))  # still usable
@@ -381,6 +381,55 @@ def test_env_errors_are_clear():
     with pytest.raises(RuntimeError, match="call step"):
         for _agent in env.agent_iter():
             env.last()
+
+
+# A bool is not an action id (True is not PLAY(R1)): the same TypeError as for np.True_, in
+# raw_env, env() and the Gymnasium wrapper alike (tests/test_gym_env.py), and nothing changes.
+NOT_ACTIONS = (True, False, np.True_, np.bool_(False), np.array(True), 1.0, np.float64(2.0),
+               "DRAW", "1", None, [1], np.array([1]))
+
+
+@pytest.mark.parametrize("make", [U.env, U.raw_env], ids=["env", "raw_env"])
+@pytest.mark.parametrize("bad", NOT_ACTIONS, ids=repr)
+def test_a_non_integer_action_is_a_type_error_that_changes_nothing(make, bad):
+    env = make(num_players=2)
+    env.reset(seed=0)
+    agent, before = env.agent_selection, env.game.to_dict()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IllegalActionWarning)  # not scored as an illegal action
+        with pytest.raises(TypeError, match="action must be an int action id 0-72") as info:
+            env.step(bad)
+    assert repr(bad) in str(info.value)
+    assert not isinstance(info.value, IllegalActionError)
+    assert env.game.to_dict() == before and env.agent_selection == agent
+    assert not any(env.terminations.values()) and env.rewards[agent] == 0
+    env.step(int(np.flatnonzero(env.observe(agent)["action_mask"])[0]))  # still usable
+
+
+@pytest.mark.parametrize("make", [U.env, U.raw_env], ids=["env", "raw_env"])
+def test_integer_types_are_action_ids_and_out_of_range_is_a_value_error(make):
+    env = make(num_players=2)
+    env.reset(seed=0)
+    for bad in (73, -1, np.int64(73), np.uint8(200)):
+        with pytest.raises(ValueError, match=f"action {int(bad)} is out of the action space "
+                                             r"Discrete\(73\)"):
+            env.step(bad)
+    legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
+    env.step(np.int64(legal[0]))  # numpy integers (and 0-d integer arrays) are ids
+    legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
+    env.step(np.array(legal[0], dtype=np.int16))
+    assert env.game.num_steps == 2
+
+
+def test_an_unknown_agent_is_named_with_the_valid_ones():
+    env = U.env(num_players=3)
+    env.reset(seed=0)
+    for lookup in (env.observe, env.seat, env.observation_space, env.action_space):
+        with pytest.raises(KeyError) as info:
+            lookup("player_9")
+        message = str(info.value)
+        assert "'player_9'" in message and "player_0, player_1, player_2" in message, message
+    assert env.seat("player_2") == 2  # known agents still work
 
 
 def test_stepping_after_the_end():

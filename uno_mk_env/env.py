@@ -7,8 +7,15 @@ Two classes share one implementation:
 * :class:`GuardedUnoMarioKartEnv` (``env()``): PettingZoo's usual guarantees, implemented inline
   instead of stacking ``OrderEnforcingWrapper``/``AssertOutOfBoundsWrapper``/
   ``TerminateIllegalWrapper`` (≈ 30 µs a step): an illegal action ends the episode with
-  ``illegal_reward`` for the mover and an :class:`IllegalActionWarning`; an action that is not an
-  action id at all, or calls out of order, raise a clear error.
+  ``illegal_reward`` for the mover and an :class:`IllegalActionWarning`; calls out of order raise
+  a clear error.
+
+In both (and in the Gymnasium wrapper) an action that is not an action id at all is not an
+illegal move but a bug of the caller, reported by :func:`action_id` before the game is touched:
+``TypeError`` for anything that is not an integer (a ``bool`` or ``np.bool_`` too: ``True`` is
+not ``PLAY(R1)``; a float, a string, ``None`` for an agent that is still playing), ``ValueError``
+for an integer outside ``Discrete(73)``. An unknown agent name raises :class:`UnknownAgentError`
+(a ``KeyError``) naming it and the valid ones.
 
 The hot path costs one engine step, one cached read-only ``int8`` mask and, in :meth:`observe`,
 one ``game.view(seat)`` through :func:`~uno_mk_env.observation.encode`.
@@ -43,8 +50,8 @@ from .observation import (
 from .rules import Rules
 
 __all__ = [
-    "GuardedUnoMarioKartEnv", "IllegalActionWarning", "REWARD_MODES", "UnoMarioKartEnv",
-    "check_env_options", "env", "raw_env", "round_rewards",
+    "GuardedUnoMarioKartEnv", "IllegalActionWarning", "REWARD_MODES", "UnknownAgentError",
+    "UnoMarioKartEnv", "action_id", "check_env_options", "env", "raw_env", "round_rewards",
 ]
 
 REWARD_MODES = ("win", "points")
@@ -62,6 +69,54 @@ _MASKS_MAX = 1 << 15
 
 class IllegalActionWarning(UserWarning):
     """Issued by ``env()`` when an illegal action ends the episode."""
+
+
+class UnknownAgentError(KeyError):
+    """An agent name that is not one of the env's ``possible_agents``; the message names it and
+    the valid ones (a ``KeyError``, as a plain dict lookup would raise)."""
+
+    def __str__(self) -> str:  # KeyError would print the message in quotes
+        return str(self.args[0]) if self.args else ""
+
+
+def action_id(action: Any) -> int:
+    """The action id ``action`` stands for: the one conversion of ``raw_env``, ``env()`` and the
+    Gymnasium wrapper.
+
+    Any integer is accepted (``int``, numpy integers, 0-d integer arrays): what ``Discrete(73)``
+    samples and what a policy's ``argmax`` returns.
+
+    Raises:
+        TypeError: ``action`` is not an integer: a ``bool`` or ``np.bool_`` (``True`` is not
+            action 1), a float (even ``1.0``), a string, ``None``, a sequence.
+        ValueError: an integer outside ``Discrete(73)`` (ids 0-72).
+    """
+    cls = action.__class__
+    if cls is int:
+        a = action
+    else:
+        a = None
+        if cls is not bool:  # operator.index(True) is 1: a bool must not pass as PLAY(R1)
+            try:  # numpy bools (np.True_, bool arrays) already raise here
+                a = operator.index(action)
+            except TypeError:
+                pass
+        if a is None:
+            hint = " (None only steps a terminated or truncated agent)" if action is None else ""
+            raise TypeError(
+                f"action must be an int action id 0-{A.NUM_ACTIONS - 1}{hint}, got {action!r} "
+                f"of type {type(action).__name__}"
+            )
+    if not 0 <= a < A.NUM_ACTIONS:
+        raise _out_of_range(a)
+    return a
+
+
+def _out_of_range(a: int) -> ValueError:
+    return ValueError(
+        f"action {a} is out of the action space Discrete({A.NUM_ACTIONS}): ids are "
+        f"0-{A.NUM_ACTIONS - 1}"
+    )
 
 
 def round_rewards(game: Game, reward: str) -> list[float]:
@@ -172,11 +227,17 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
     def observation_space(self, agent: str) -> gymnasium.spaces.Dict:
         """``Dict(observation=Box(0, high, (OBS_SIZE,), float32), action_mask=Box(0, 1, (73,),
         int8))``, the same object for every call."""
-        return self.observation_spaces[agent]
+        try:
+            return self.observation_spaces[agent]
+        except (KeyError, TypeError):
+            raise self._unknown_agent(agent) from None
 
     def action_space(self, agent: str) -> gymnasium.spaces.Discrete:
         """``Discrete(73)`` (DESIGN.md §3), the same object for every call."""
-        return self.action_spaces[agent]
+        try:
+            return self.action_spaces[agent]
+        except (KeyError, TypeError):
+            raise self._unknown_agent(agent) from None
 
     @property
     def game(self) -> Game:
@@ -191,8 +252,21 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
         return self._rng
 
     def seat(self, agent: str) -> int:
-        """The seat index of ``agent`` (``"player_3"`` -> 3)."""
-        return self._seat[agent]
+        """The seat index of ``agent`` (``"player_3"`` -> 3).
+
+        Raises:
+            UnknownAgentError: (a ``KeyError``) ``agent`` is not one of ``possible_agents``.
+        """
+        try:
+            return self._seat[agent]
+        except (KeyError, TypeError):
+            raise self._unknown_agent(agent) from None
+
+    def _unknown_agent(self, agent: Any) -> UnknownAgentError:
+        return UnknownAgentError(
+            f"unknown agent {agent!r}; the agents of this {len(self.possible_agents)}-player env "
+            f"are {', '.join(self.possible_agents)}"
+        )
 
     def _require_game(self, what: str) -> Game:
         if self._game is None:
@@ -249,11 +323,20 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
         return mask
 
     def step(self, action: int | None) -> None:
-        """Applies the decider's action (an id of DESIGN.md §3); ``None`` for a finished agent."""
+        """Applies the decider's action (an id of DESIGN.md §3); ``None`` for a finished agent.
+
+        Raises:
+            TypeError: ``action`` is not an integer (a bool included), see :func:`action_id`.
+            ValueError: an integer outside ``Discrete(73)``.
+            IllegalActionError: (``raw_env`` only) an id that is not legal now; ``env()`` ends
+                the episode instead. In every case nothing is changed.
+        """
         self._updates += 1
         if self._done:
             self._finished_step(action)
             return
+        if action.__class__ is not int:  # ints go straight to the engine (the hot path)
+            action = action_id(action)
         game = self._game
         render = self.render_mode
         if render is not None:
@@ -263,6 +346,8 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
         except IllegalActionError:
             if render is not None:
                 self._history.pop()
+            if not 0 <= action < A.NUM_ACTIONS:  # not an id at all: a ValueError, not a move
+                raise _out_of_range(action) from None
             if self._illegal_reward is None:
                 raise
             self._illegal(action)
@@ -316,16 +401,8 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
         if self.render_mode == "human":
             self.render()
 
-    def _illegal(self, action: Any) -> None:
-        try:
-            a = operator.index(action)
-        except TypeError:
-            raise TypeError(
-                f"action must be an int action id 0-{A.NUM_ACTIONS - 1} "
-                f"(None only for a terminated or truncated agent), got {action!r}"
-            ) from None
-        if not 0 <= a < A.NUM_ACTIONS:
-            raise ValueError(f"action {a} is out of the action space Discrete({A.NUM_ACTIONS})")
+    def _illegal(self, a: int) -> None:
+        """``env()``: the legal-looking id ``a`` (0-72) is illegal now; the episode ends."""
         agent = self.agent_selection
         legal = self._game.legal_action_ids()
         warnings.warn(
@@ -364,11 +441,18 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
         """``{"observation": float32[OBS_SIZE], "action_mask": int8[73]}`` of ``agent``
         (DESIGN.md §5). The mask is all zero unless ``agent`` decides now. It is a read-only
         array shared with ``infos[agent]["action_mask"]`` (and with other steps that have the
-        same legal actions): ``mask.copy()`` before writing into it."""
+        same legal actions): ``mask.copy()`` before writing into it.
+
+        Raises:
+            UnknownAgentError: (a ``KeyError``) ``agent`` is not one of ``possible_agents``.
+        """
         game = self._game
         if game is None:
             raise RuntimeError("reset() needs to be called before observe()")
-        seat = self._seat[agent]
+        try:
+            seat = self._seat[agent]
+        except (KeyError, TypeError):
+            raise self._unknown_agent(agent) from None
         return {
             "observation": encode(game.view(seat)),
             "action_mask": self._mask if seat == game.current_player else _ZERO_MASK,
@@ -410,8 +494,9 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
 class GuardedUnoMarioKartEnv(UnoMarioKartEnv):
     """``uno_mario_kart_v0.env()``: an illegal action ends the episode (−1 for the mover, 0 for
     the others, an :class:`IllegalActionWarning`, ``infos[mover]["illegal_action"] = True``);
-    an action that is not an id of ``Discrete(73)`` raises ``ValueError``/``TypeError``; calls
-    before ``reset()`` raise ``RuntimeError``; ``agent_iter`` loops must call ``step()``.
+    an action that is not an id of ``Discrete(73)`` raises ``TypeError`` (not an integer: a bool,
+    a float, a string) or ``ValueError`` (out of range) and changes nothing, as in ``raw_env``;
+    calls before ``reset()`` raise ``RuntimeError``; ``agent_iter`` loops must call ``step()``.
 
     Args:
         illegal_reward: the mover's reward for an illegal action (default ``-1.0``).

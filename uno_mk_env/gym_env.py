@@ -8,7 +8,9 @@ Description
 
 Action Space
     ``Discrete(73)`` (DESIGN.md §3). :meth:`~UnoMarioKartGymEnv.action_masks` gives the legal ones
-    for sb3-contrib's ``MaskablePPO``; ``info["action_mask"]`` holds the same as ``int8``.
+    for sb3-contrib's ``MaskablePPO``; ``info["action_mask"]`` holds the same as ``int8``. Any
+    integer type is an id (numpy integers, 0-d arrays); anything else (a bool, a float, a string)
+    raises ``TypeError``, an integer outside 0-72 ``ValueError``, as in the AEC envs.
 
 Observation Space
     ``Box(0, high, (437,), float32)`` (437 = ``OBS_SIZE``): :func:`uno_mk_env.observation.encode`
@@ -45,7 +47,6 @@ Version History
 
 from __future__ import annotations
 
-import operator
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -55,7 +56,13 @@ import numpy as np
 
 from . import actions as A
 from . import render as R
-from .env import DEFAULT_MAX_STEPS, RENDER_MODES, check_env_options, round_rewards
+from .env import (
+    DEFAULT_MAX_STEPS,
+    RENDER_MODES,
+    action_id,
+    check_env_options,
+    round_rewards,
+)
 from .game import Game, IllegalActionError
 from .observation import OBS_SIZE, action_mask, encode, observation_high
 from .rules import Rules
@@ -169,18 +176,19 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         return encode(self._game.view(self._seat)), self._info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        """Plays the learner's ``action`` and the opponents up to its next decision."""
+        """Plays the learner's ``action`` and the opponents up to its next decision.
+
+        Raises:
+            TypeError: ``action`` is not an integer (a bool included: ``True`` is not action 1),
+                as in the AEC envs (:func:`uno_mk_env.env.action_id`); nothing is changed.
+            ValueError: an integer outside ``Discrete(73)``; nothing is changed.
+        """
         game = self._game
         if game is None:
             raise RuntimeError("reset() needs to be called before step()")
         if self._over:
             raise RuntimeError("the episode is over; call reset()")
-        try:
-            a = operator.index(action)
-        except TypeError:
-            raise TypeError(f"action must be an int action id, got {action!r}") from None
-        if not 0 <= a < A.NUM_ACTIONS:
-            raise ValueError(f"action {a} is out of the action space Discrete({A.NUM_ACTIONS})")
+        a = action_id(action)
         if self.render_mode is not None:
             self._history.append((self._seat, len(game.events)))
         try:
