@@ -1,20 +1,97 @@
-"""The README is part of the product: its generated tables match the code and its ```python
-examples run (```py blocks are illustrative fragments and are not run)."""
+"""The README is part of the product: its generated tables match the code, every ```python block
+runs as written and does what the text around it says, and so does every command line of its
+```bash blocks (``make`` lines excepted: they are what CI itself runs).
+
+Each example runs in a fresh interpreter in a temporary working directory (files it writes, such
+as ``result.save("results/")``, land there), followed by a few lines that check the text's
+claims in the same namespace. Commands run through the installed ``uno-mk`` console script (or
+``python -m training.cli``). README commands that take minutes as written (10,000-game
+tournaments, the ismcts comparison) run with fewer games by default and as written, their
+figures checked against the README's tables, under ``-m slow``. ```py blocks are illustrative
+fragments (undefined names) and are not run.
+"""
 
 from __future__ import annotations
 
+import ast
+import csv
+import os
 import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from uno_mk_env import docs
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
 TEXT = README.read_text(encoding="utf-8")
 EXAMPLES = re.findall(r"^```python\n(.*?)^```", TEXT, re.S | re.M)
+BASH_BLOCKS = re.findall(r"^```bash\n(.*?)^```", TEXT, re.S | re.M)
+#: Every command line of the ```bash blocks, comments dropped, ``make`` lines excepted.
+COMMANDS = [
+    line for block in BASH_BLOCKS
+    for line in (raw.split("#", 1)[0].strip() for raw in block.splitlines())
+    if line and not line.startswith("make ")
+]
+TIMEOUT = 600  # seconds for one example or command (a guard against a hang, not a speed test)
 
 
+def _env() -> dict[str, str]:
+    # One torch/BLAS thread: on a shared machine more threads than cores thrash (test_gym_env
+    # does the same with torch.set_num_threads(1)).
+    return {**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+
+
+def run_python(code: str, cwd: Path) -> str:
+    """Runs ``code`` in a fresh interpreter in ``cwd``; returns its stdout (fails on an error)."""
+    proc = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=_env(), capture_output=True,
+                          text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, (
+        f"exit {proc.returncode}\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}"
+    )
+    return proc.stdout
+
+
+def argv_of(line: str) -> list[str]:
+    """The argv of a README command: ``uno-mk`` is the console script next to this interpreter
+    (``python -m training.cli`` without it), ``python`` this interpreter."""
+    words = shlex.split(line)
+    if words[0] == "uno-mk":
+        script = Path(sys.executable).with_name("uno-mk")
+        return [str(script), *words[1:]] if script.exists() else [
+            sys.executable, "-m", "training.cli", *words[1:]]
+    if words[0] == "python":
+        return [sys.executable, *words[1:]]
+    raise AssertionError(f"README command {line!r}: no way to run {words[0]!r}")
+
+
+def run_command(line: str, cwd: Path, stdin: str = "") -> str:
+    """Runs a README command line in ``cwd`` (repository-relative paths resolved from the root);
+    returns its stdout (fails on a non-zero exit)."""
+    proc = subprocess.run(argv_of(line), cwd=cwd, env=_env(), input=stdin, capture_output=True,
+                          text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, (
+        f"{line!r}: exit {proc.returncode}\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}"
+    )
+    return proc.stdout
+
+
+def quick_version(line: str) -> str | None:
+    """The default run's version of a command that takes minutes as written (fewer games,
+    smaller search budgets); ``None`` when it runs as written in seconds."""
+    if "tests/test_agents.py ismcts" in line:
+        return re.sub(r"--budgets( \d+)+", "--budgets 5", re.sub(r"--games \d+", "--games 2", line))
+    games = re.search(r"--games (\d+)", line)
+    if games and int(games.group(1)) > 2000:
+        return line.replace(games.group(0), "--games 40")
+    return None
+
+
+# ------------------------------------------------------------------------- generated tables
 def test_generated_blocks_are_current() -> None:
     assert set(docs.block_names(TEXT)) == set(docs.SECTIONS), "README lost a generated block"
     assert docs.render_readme(TEXT) == TEXT, "README is stale: run python -m uno_mk_env.docs"
@@ -29,11 +106,198 @@ def test_every_action_and_observation_piece_is_documented() -> None:
         assert code in TEXT
 
 
-@pytest.mark.parametrize("index", range(len(EXAMPLES)))
-def test_python_examples_run(index: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)  # examples may write result files
-    exec(compile(EXAMPLES[index], f"README.md example {index}", "exec"), {"__name__": "readme"})
-
-
 def test_there_are_examples() -> None:
-    assert len(EXAMPLES) >= 4
+    assert len(EXAMPLES) >= 5 and len(COMMANDS) >= 4
+
+
+# ---------------------------------------------------------------------------- python blocks
+#: Lines run after an example, in its namespace: the claims of the text around it.
+CLAIMS: dict[str, str] = {
+    # PettingZoo AEC loop: the episode ends for every agent; the table is printed.
+    "uno_mario_kart_v0.env(": """
+assert env.agents == [], "the agent_iter loop ended before every agent was done"
+""",
+    # MaskablePPO on the Gymnasium wrapper: it learns; action_masks() is the mask it uses.
+    "MaskablePPO(": """
+import numpy as np
+assert model.num_timesteps >= 1_024
+obs, info = env.reset(seed=0)
+assert (env.action_masks() == info["action_mask"].astype(bool)).all() and env.action_masks().any()
+""",
+    # A tournament: one leaderboard row per agent; save() writes the five files listed.
+    "run_tournament(": """
+from pathlib import Path
+rows = list(result.leaderboard())
+assert len(rows) == 3
+assert {r["agent"] for r in rows} == {"strategic", "greedy", "random"}
+names = {p.name for p in Path("results").iterdir()}
+assert {"tournament.json", "leaderboard.csv", "head_to_head.csv", "games.csv"} <= names, names
+assert any(n.endswith(".png") for n in names), names
+""",
+    # The engine alone: the round ends with a winner (no step cap needed).
+    "Game(Rules(num_players=3": """
+assert g.game_over and g.winner is not None
+""",
+    # A hand-written position: read as written; draw_pile[0] is drawn first, discard_pile[-1]
+    # is the top card.
+    "Game.from_dict(": """
+from uno_mk_env import actions
+from uno_mk_env.cards import kind
+assert g.top_card == kind("R5") and g.active_colour == 0 and g.current_player == 0
+assert g.hand(0)[kind("R7")] == 1 and g.hand(0)[kind("W4")] == 1 and sum(g.hand(1)) == 2
+g.step(actions.DRAW)  # B3 does not match R5: player 0 keeps it and the turn passes
+assert g.hand(0)[kind("B3")] == 1 and g.current_player == 1
+""",
+}
+
+
+def claims_of(code: str) -> str:
+    found = [claim for marker, claim in CLAIMS.items() if marker in code]
+    assert len(found) == 1, f"no (or more than one) claim check for this README example:\n{code}"
+    return found[0]
+
+
+@pytest.mark.parametrize("index", range(len(EXAMPLES)))
+def test_python_examples_run_and_do_what_the_text_says(index: int, tmp_path: Path) -> None:
+    code = EXAMPLES[index]
+    out = run_python(code + claims_of(code), tmp_path)
+    if "render_mode=\"ansi\"" in code:  # prints the final table
+        assert "UNO Mario Kart" in out and ("Game over." in out or "Episode over." in out), out
+    if "result.leaderboard()" in code:  # one printed row per agent
+        assert len([line for line in out.splitlines() if line.startswith("{'agent'")]) == 3, out
+    if "Game(Rules(num_players=3" in code:
+        check_engine_alone_output(out)
+
+
+def check_engine_alone_output(out: str) -> None:
+    """"the winner's hand is empty and its score is the points left in the other hands (R10.2)",
+    "about a hundred decisions"."""
+    from uno_mk_env.cards import POINTS, kind
+
+    first, second = out.strip().splitlines()[-2:]
+    winner, scores, steps = re.fullmatch(r"(\d+) (\[.*\]) (\d+)", first).groups()
+    winner, scores, steps = int(winner), ast.literal_eval(scores), int(steps)
+    hands = ast.literal_eval(second)
+    assert hands[winner] == [], hands
+    assert scores[winner] == sum(POINTS[kind(c)] for s, h in enumerate(hands) if s != winner
+                                 for c in h)
+    assert 20 <= steps <= 400, f"{steps} decisions is not 'about a hundred'"
+
+
+def test_the_old_engine_example_never_ended_a_round() -> None:
+    """The README's earlier policy (plays whenever possible, never calls UNO) took the R8 penalty
+    at every last card: no round ended in 5,000 decisions. The example now calls UNO."""
+    import numpy as np
+
+    from uno_mk_env import Game, Rules, actions
+
+    example = next(code for code in EXAMPLES if "Game(Rules(num_players=3" in code)
+    assert "actions.CALL_UNO" in example
+    g = Game(Rules(num_players=3, w4_strict=True), seed=7)
+    rng = np.random.default_rng(0)
+    while not g.game_over and g.num_steps < 5000:
+        legal = g.legal_action_ids()
+        plays = [a for a in legal if a < actions.DRAW] or legal
+        g.step(plays[rng.integers(len(plays))])
+    assert not g.game_over
+
+
+# ------------------------------------------------------------------------------- bash blocks
+def check_tournament(line: str, out: str, cwd: Path) -> Path:
+    """A tournament prints its leaderboard and writes the result files; returns their dir."""
+    where = re.search(r"Results written to (\S+)/:", out)
+    assert where, out
+    folder = cwd / where.group(1)
+    for name in ("tournament.json", "leaderboard.csv", "head_to_head.csv", "games.csv"):
+        assert (folder / name).is_file(), name
+    agents = re.search(r"--agents (\S+)", line).group(1).split(",")
+    for agent in agents:
+        assert agent in out
+    return folder
+
+
+def check_play(line: str, cwd: Path) -> None:
+    """"you against two agents": quitting at the first prompt, and playing choice 1 every time
+    until the game ends."""
+    out = run_command(line, cwd, stdin="q\n")
+    assert out.startswith("UNO Mario Kart (one round): you are P0:you")
+    assert "P1:strategic" in out and "P2:greedy" in out and "You left the game." in out
+    out = run_command(line, cwd, stdin="1\n" * 3000)
+    assert "Game over: " in out, out[-2000:]
+
+
+def check_listing(line: str, out: str) -> None:
+    from uno_mk_env import OPTIONS, PRESETS
+
+    if line == "uno-mk agents":
+        for name in ("random", "greedy", "strategic", "ismcts", "ppo"):
+            assert f"│ {name} " in out, name
+    else:
+        for name in (*OPTIONS, *PRESETS):
+            assert name in out, name
+
+
+@pytest.mark.parametrize("line", COMMANDS)
+def test_commands_run_and_do_what_the_text_says(line: str, tmp_path: Path) -> None:
+    """As written, or, for the minutes-long ones, with fewer games (as written: ``-m slow``)."""
+    if line.startswith("uno-mk play"):
+        check_play(line, tmp_path)
+        return
+    run = quick_version(line) or line
+    out = run_command(run, ROOT if line.startswith("python tests/") else tmp_path)
+    if line.startswith("uno-mk tournament"):
+        check_tournament(line, out, tmp_path)
+    elif line in ("uno-mk agents", "uno-mk rules"):
+        check_listing(line, out)
+    elif "tests/test_agents.py ismcts" in line:
+        assert "vs strategic" in out
+
+
+# -------------------------------------------------------------------------- README figures
+def baseline_rows() -> list[list[tuple[str, str]]]:
+    """The Baselines table: per table (group of rows), (agent, "rate [low, high]") pairs."""
+    section = TEXT.split("## Baselines", 1)[1].split("\n## ", 1)[0]
+    groups: list[list[tuple[str, str]]] = []
+    for row in section.splitlines():
+        cells = [c.strip().strip("*") for c in row.strip().strip("|").split("|")]
+        if len(cells) != 5 or not re.match(r"\d\.\d{3} \[", cells[3]):
+            continue
+        if cells[0]:
+            groups.append([])
+        groups[-1].append((cells[2], cells[3]))
+    return groups
+
+
+def leaderboard_figures(folder: Path) -> dict[str, str]:
+    with open(folder / "leaderboard.csv", newline="") as f:
+        return {
+            r["agent"]: f"{float(r['win_rate']):.3f} [{float(r['win_ci_low']):.3f}, "
+                        f"{float(r['win_ci_high']):.3f}]"
+            for r in csv.DictReader(f)
+        }
+
+
+SLOW_COMMANDS = [line for line in COMMANDS if quick_version(line)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("line", SLOW_COMMANDS)
+def test_slow_commands_as_written_reproduce_the_readme(line: str, tmp_path: Path) -> None:
+    """The Baselines commands as written give the Baselines figures (seeded: exactly)."""
+    out = run_command(line, ROOT if line.startswith("python tests/") else tmp_path)
+    if "tests/test_agents.py ismcts" in line:
+        for budget in re.search(r"--budgets ([\d ]+)", line).group(1).split():
+            claim = re.search(rf"`ismcts:{budget}` (\d\.\d{{3}} ± \d\.\d{{3}})", TEXT).group(1)
+            assert f"ismcts:{budget} vs strategic, 2 players: {claim}" in out, out
+        return
+    folder = check_tournament(line, out, tmp_path)
+    tournaments = [c for c in COMMANDS if c.startswith("uno-mk tournament") and quick_version(c)]
+    table = baseline_rows()[tournaments.index(line)]
+    figures = leaderboard_figures(folder)
+    for agent, claim in table:
+        if agent.endswith("(each)"):  # every copy: the rate (intervals differ in the last digit)
+            name = agent.split()[0]
+            copies = [v for k, v in figures.items() if k.split("#")[0] == name]
+            assert copies and all(v.split()[0] == claim.split()[0] for v in copies), figures
+        else:
+            assert figures[agent] == claim, (agent, figures[agent], claim)
