@@ -117,6 +117,46 @@ def test_tournament_console_script_with_workers_rounds_to_500(tmp_path) -> None:
     assert not (tmp_path / "tournament.png").exists()
 
 
+@pytest.mark.parametrize("where", ["a_file", "under_a_file", "unwritable"])
+def test_tournament_checks_out_before_playing(where: str, tmp_path, monkeypatch) -> None:
+    """A bad --out used to be found after the whole tournament (results lost, a traceback)."""
+    import training.cli as cli
+    import training.tournament as tournament
+
+    def no_play(*args, **kwargs):
+        raise AssertionError("the tournament was played")
+
+    monkeypatch.setattr(cli, "run_tournament", no_play)
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    out = {"a_file": a_file, "under_a_file": a_file / "results",
+           "unwritable": tmp_path / "ro"}[where]
+    if where == "unwritable":
+        def refused(*args, **kwargs):
+            raise PermissionError(13, "Permission denied")
+
+        monkeypatch.setattr(tournament.tempfile, "mkstemp", refused)
+    code, _, err = run(["tournament", "--agents", "greedy,random", "--games", "2",
+                        "--out", str(out)])
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert "uno-mk tournament: error: output directory" in err and str(out) in err
+
+
+def test_demo_checks_out_before_playing(tmp_path, monkeypatch, capsys) -> None:
+    import training.tournament as tournament
+    from training.demo import main as demo_main
+
+    def no_play(*args, **kwargs):
+        raise AssertionError("the tournament was played")
+
+    monkeypatch.setattr(tournament, "run_tournament", no_play)
+    (tmp_path / "a_file").write_text("x")
+    with pytest.raises(SystemExit) as info:
+        demo_main(["--games", "4", "--out", str(tmp_path / "a_file")])
+    assert info.value.code == 2
+    assert "exists and is not a directory" in capsys.readouterr().err
+
+
 # ------------------------------------------------------------------------------ listings
 def test_agents_lists_registered_agents() -> None:
     code, out, _ = run(["agents"])

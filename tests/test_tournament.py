@@ -6,16 +6,20 @@ from __future__ import annotations
 import csv
 import itertools
 import json
+import os
 
 import numpy as np
 import pytest
 
+import training.tournament as tournament
 from agents import Agent, RandomAgent, make_agent
 from training.tournament import (
     AgentError,
     AgentSpecError,
     GameTask,
+    OutputPathError,
     TournamentResult,
+    check_output_dir,
     entrant_labels,
     places,
     play_game,
@@ -309,6 +313,69 @@ def test_save_writes_json_csv_and_png(tmp_path) -> None:
         assert len(list(csv.DictReader(f))) == 6  # ordered pairs of 3 entrants
     assert paths["plot"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert paths["plot"].stat().st_size > 10_000
+
+
+def test_check_output_dir_refuses_files_and_places_it_cannot_write(tmp_path, monkeypatch) -> None:
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    with pytest.raises(OutputPathError, match="a_file' exists and is not a directory"):
+        check_output_dir(a_file)
+    with pytest.raises(OutputPathError, match=r"sub/dir' cannot be created: .*a_file' is not a"):
+        check_output_dir(a_file / "sub" / "dir")
+    (tmp_path / "out" / "games.csv").mkdir(parents=True)
+    with pytest.raises(OutputPathError, match="games.csv': it exists and is not a file"):
+        check_output_dir(tmp_path / "out")
+    new = check_output_dir(tmp_path / "new" / "dir")
+    assert new.is_dir() and list(new.iterdir()) == []  # the probe file is gone
+
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tournament.tempfile, "mkstemp", refused)
+    with pytest.raises(OutputPathError, match="cannot be created or written .Permission denied"):
+        check_output_dir(tmp_path / "ro")
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="root may write into a read-only directory")
+def test_check_output_dir_refuses_a_read_only_directory(tmp_path) -> None:
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        with pytest.raises(OutputPathError, match="cannot be created or written"):
+            check_output_dir(ro / "results")
+    finally:
+        ro.chmod(0o700)
+
+
+def test_save_refuses_a_file_in_one_line(tmp_path) -> None:
+    (tmp_path / "taken").write_text("x")
+    with pytest.raises(OutputPathError, match="taken' exists and is not a directory"):
+        _quick(games=2).save(tmp_path / "taken")
+
+
+# ------------------------------------------------------------------------ worker processes
+def test_a_worker_builds_each_agent_once_not_once_per_chunk(monkeypatch) -> None:
+    """The worker initializer makes one runner per process; chunks reuse its agents (a ppo model
+    used to be reloaded for every chunk)."""
+    built: list[str] = []
+    real = tournament.build_agent
+
+    def counting(spec: str, seed=None):
+        built.append(spec)
+        return real(spec, seed)
+
+    monkeypatch.setattr(tournament, "build_agent", counting)
+    monkeypatch.setattr(tournament, "_worker_signals", lambda parent: None)  # not this process
+    monkeypatch.setattr(tournament, "_WORKER_RUNNER", None)
+    entrants = entrant_labels(["greedy", "random"], 2)
+    tasks = schedule(2, 2, 8, seed=0)
+    tournament._init_worker(entrants, Rules(num_players=2, **FAST_RANDOM).to_dict(), 500,
+                            os.getpid())
+    for chunk in (tasks[:2], tasks[2:5], tasks[5:]):
+        assert [r.index for r in tournament._play_chunk(chunk)] == [t.index for t in chunk]
+    assert sorted(built) == ["greedy", "random"]
 
 
 # ------------------------------------------------------------------------------- sanity

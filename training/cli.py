@@ -7,16 +7,22 @@
     uno-mk agents
     uno-mk rules
 
-Bad arguments (an unknown agent or rule option, a bad player count, a missing model file) end
-with exit code 2 and a one-line error on stderr, never a traceback.
+Bad arguments (an unknown agent or rule option, a bad player count, a missing or unreadable
+model file, an ``--out`` that cannot be written, checked before any game is played) end with exit
+code 2 and a one-line error on stderr, never a traceback. A failing agent or a dying worker
+process ends with exit code 1 and one line; SIGTERM ends a tournament's workers and exits with
+143, Ctrl-C with 130, without a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
+import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
@@ -32,9 +38,13 @@ from .tournament import (
     DEFAULT_MAX_STEPS,
     AgentError,
     AgentSpecError,
+    OutputPathError,
+    TournamentError,
     TournamentResult,
     build_agent,
+    check_output_dir,
     discover_agents,
+    make_rules,
     run_tournament,
 )
 
@@ -44,6 +54,11 @@ MAX_RECENT_DECISIONS = 20  #: decisions of the others shown before each of the p
 
 class CLIError(Exception):
     """A bad command-line argument: printed as one line, exit code 2."""
+
+
+class Terminated(Exception):
+    """SIGTERM arrived: raised in the main thread so that running work (a tournament's worker
+    processes) is ended in order; exit code 143."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -406,15 +421,16 @@ def tournament_command(args: argparse.Namespace, out: TextIO) -> int:
         raise CLIError(f"--seed must be a non-negative int, got {args.seed}")
     _check_agents(specs)
     rules.pop("num_players", None)
+    out_dir = Path(args.out) if args.out else Path("results") / _run_name(
+        specs, players, args.seed, make_rules(rules, players).match
+    )
+    check_output_dir(out_dir)  # before playing: a bad --out must not cost the results
     progress = args.progress if args.progress is not None else sys.stderr.isatty()
     result = run_tournament(
         specs, players, args.games, seed=args.seed, rules=rules, duplicate=not args.no_duplicate,
         workers=args.workers, progress=progress, max_steps=args.max_steps,
     )
     print_leaderboard(result, out)
-    out_dir = Path(args.out) if args.out else Path("results") / _run_name(
-        specs, players, args.seed, result.config["rules"]["match"]
-    )
     paths = result.save(out_dir, plot=not args.no_plot)
     print(f"Results written to {out_dir}/: {', '.join(p.name for p in paths.values())}", file=out)
     return 0
@@ -516,8 +532,8 @@ def main(
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
 ) -> int:
-    """Entry point of ``uno-mk``; returns the exit code (0 ok, 1 an agent failed, 2 bad
-    arguments)."""
+    """Entry point of ``uno-mk``; returns the exit code (0 ok, 1 an agent or a worker process
+    failed, 2 bad arguments, 130 interrupted, 143 terminated by SIGTERM)."""
     out = stdout if stdout is not None else sys.stdout
     err = stderr if stderr is not None else sys.stderr
     parser = build_parser()
@@ -526,6 +542,33 @@ def main(
     except SystemExit as e:  # argparse: --help (0) or a bad argument (2, message printed)
         return int(e.code or 0)
     prog = f"{PROG} {args.command}"
+    with _sigterm_raises():
+        return _run(args, prog, input_fn, out, err)
+
+
+@contextlib.contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """While active (in the main thread), SIGTERM raises :class:`Terminated` once; a second
+    SIGTERM ends the process at once (the default action)."""
+
+    def handler(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise Terminated()
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run(
+    args: argparse.Namespace, prog: str, input_fn: Callable[[str], str], out: TextIO,
+    err: TextIO,
+) -> int:
     try:
         if args.command == "play":
             opponents = _specs(args.opponents, "--opponents")
@@ -549,15 +592,21 @@ def main(
         if args.command == "agents":
             return agents_command(out)
         return rules_command(out)
-    except (CLIError, AgentSpecError, RulesError) as e:
+    except (CLIError, AgentSpecError, RulesError, OutputPathError) as e:
         print(f"{prog}: error: {e}", file=err)
         return 2
     except AgentError as e:
         print(f"{prog}: agent failed: {e}", file=err)
         return 1
+    except TournamentError as e:
+        print(f"{prog}: error: {e}", file=err)
+        return 1
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=err)
         return 130
+    except Terminated:
+        print(f"{prog}: terminated", file=err)
+        return 143
 
 
 if __name__ == "__main__":

@@ -60,7 +60,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from training.cli import print_leaderboard
-    from training.tournament import run_tournament
+    from training.tournament import OutputPathError, check_output_dir, run_tournament
+
+    if args.out is not None:
+        try:
+            check_output_dir(args.out)  # before playing, so a bad --out costs no results
+        except OutputPathError as e:
+            parser.error(str(e))
 
     specs = agent_specs(args.model)
     print(f"UNO Mario Kart demo: {', '.join(specs)} at a 4-player table, {args.games} games "

@@ -37,15 +37,23 @@ Per entrant
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import ctypes
 import importlib
 import itertools
 import json
 import multiprocessing
+import multiprocessing.spawn
+import os
 import pkgutil
+import signal
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,8 +67,9 @@ from uno_mk_env import __version__ as ENV_VERSION
 
 __all__ = [
     "DEFAULT_MAX_STEPS", "AgentError", "AgentSpecError", "GameRecord", "GameTask",
-    "TournamentResult", "build_agent", "discover_agents", "entrant_labels", "make_rules",
-    "play_game", "run_tournament", "schedule", "wilson_interval",
+    "OutputPathError", "TournamentError", "TournamentResult", "build_agent", "check_output_dir",
+    "discover_agents", "entrant_labels", "make_rules", "play_game", "run_tournament", "schedule",
+    "wilson_interval",
 ]
 
 #: Decisions allowed per round before the game is stopped and counted as having no winner.
@@ -81,6 +90,14 @@ class AgentSpecError(ValueError):
 
 class AgentError(RuntimeError):
     """An agent failed during a game (an illegal action or an exception); names the agent."""
+
+
+class TournamentError(RuntimeError):
+    """The tournament could not finish: a worker process died or could not start (one line)."""
+
+
+class OutputPathError(ValueError):
+    """A place where the result files cannot be written (one line naming it)."""
 
 
 # --------------------------------------------------------------------------------- agents
@@ -108,9 +125,10 @@ def discover_agents(until: str | None = None) -> dict[str, str]:
 
 
 def _check_model_file(name: str, arg: str) -> None:
-    """``ppo:path``: SB3 accepts the path with or without its ``.zip`` suffix."""
-    path = Path(arg)
-    if not (path.is_file() or path.with_name(path.name + ".zip").is_file()):
+    """``ppo:path``: the path itself, or with ``.zip`` or ``.npz`` appended."""
+    path = Path(arg).expanduser()
+    if not any(p.is_file() for p in (path, path.with_name(path.name + ".zip"),
+                                     path.with_name(path.name + ".npz"))):
         raise AgentSpecError(f"model file not found for agent '{name}:{arg}': {arg}")
 
 
@@ -337,7 +355,8 @@ def play_game(
 
 
 class _Runner:
-    """Plays tasks in one process; builds each entrant's agent on first use."""
+    """Plays tasks in one process; builds each entrant's agent on first use and keeps it (one
+    per entrant and process, reset before every game)."""
 
     def __init__(self, entrants: Sequence[tuple[str, str]], rules: Rules, max_steps: int):
         self.entrants = list(entrants)
@@ -355,10 +374,100 @@ class _Runner:
         )
 
 
-def _play_chunk(payload: tuple[list[tuple[str, str]], dict, int, list[GameTask]]) -> list:
-    entrants, rules, max_steps, tasks = payload
-    runner = _Runner(entrants, Rules(**rules), max_steps)
-    return [runner.play(t) for t in tasks]
+#: The runner of a worker process, made once by :func:`_init_worker` (so a model is loaded once
+#: per worker, not once per chunk of games).
+_WORKER_RUNNER: _Runner | None = None
+_PR_SET_PDEATHSIG = 1
+
+
+def _init_worker(
+    entrants: list[tuple[str, str]], rules: dict, max_steps: int, parent: int
+) -> None:
+    """Initializer of a worker process of the main process ``parent`` (a pid):
+    :func:`_worker_signals`, then the process's runner."""
+    global _WORKER_RUNNER
+    _worker_signals(parent)
+    _WORKER_RUNNER = _Runner(entrants, Rules(**rules), max_steps)
+
+
+def _worker_signals(parent: int) -> None:
+    """Ctrl-C ignored and SIGTERM the default action in a worker (a forked worker inherits the
+    main process's handlers; the main process ends the workers itself); on Linux, a SIGTERM
+    when the main process dies, so that no worker outlives it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM))
+            if os.getppid() != parent:  # it died before prctl: nobody to work for
+                os._exit(0)
+
+
+def _play_chunk(tasks: list[GameTask]) -> list[GameRecord]:
+    if _WORKER_RUNNER is None:
+        raise RuntimeError("_play_chunk runs in a worker started with _init_worker")
+    return [_WORKER_RUNNER.play(t) for t in tasks]
+
+
+def _check_workers_can_start(method: str, workers: int) -> None:
+    """A spawned worker re-imports the main script (``__main__``) before it does anything; when
+    that script is not a file (read from standard input, say) every worker would die at once.
+
+    Raises:
+        TournamentError: naming the script and what to do instead.
+    """
+    if method == "fork":
+        return
+    main_path = multiprocessing.spawn.get_preparation_data("check").get("init_main_from_path")
+    if main_path is not None and not os.path.isfile(main_path):
+        name = getattr(sys.modules.get("__main__"), "__file__", main_path)
+        raise TournamentError(
+            f"workers={workers} cannot start: worker processes are started with {method!r} "
+            f"(torch is loaded) and re-import the main script, which is {name!r}, not a file; "
+            "run the script from a file (its entry point under if __name__ == '__main__':) or "
+            "use workers=1"
+        )
+
+
+def _worker_death(processes: Sequence[Any], method: str) -> str:
+    """One line about the worker process that died (its exit code or signal)."""
+    ended = [(p.pid, p.exitcode) for p in processes if p.exitcode is not None]
+    # The pool terminates (SIGTERM) the other workers after the first one dies.
+    culprits = [e for e in ended if e[1] != -signal.SIGTERM] or ended
+    if culprits:
+        pid, code = culprits[0]
+        if code < 0:
+            try:
+                how = f"killed by {signal.Signals(-code).name}"
+            except ValueError:
+                how = f"killed by signal {-code}"
+        else:
+            how = f"exit code {code}"
+        what = f"pid {pid}, {how}"
+    else:
+        what = "exit status unknown"
+    hint = ""
+    if method != "fork":
+        hint = (f"; with the {method!r} start method each worker re-imports the main script, "
+                "so a script must run its tournament under if __name__ == '__main__':")
+    return f"a worker process died ({what}); the tournament stopped without results{hint}"
+
+
+def _end_workers(executor: ProcessPoolExecutor, processes: Sequence[Any]) -> None:
+    """Ends a pool after an error or an interruption: the workers are terminated (they may be in
+    the middle of a chunk), the pool notices it and fails its pending chunks (futures are not
+    cancelled from here: the pool's thread owns them until then), then its thread is joined."""
+    for p in processes:
+        if p.exitcode is None:
+            with contextlib.suppress(Exception):
+                p.terminate()
+    for p in processes:
+        with contextlib.suppress(Exception):
+            p.join(5)
+            if p.exitcode is None:
+                p.kill()
+                p.join(1)
+    executor.shutdown(wait=True, cancel_futures=True)
 
 
 def _start_method() -> str:
@@ -369,9 +478,94 @@ def _start_method() -> str:
     return "fork" if "fork" in methods and "torch" not in sys.modules else "spawn"
 
 
+def _play_in_workers(
+    tasks: list[GameTask], entrants: list[tuple[str, str]], rules: Rules, max_steps: int,
+    workers: int, records: list[GameRecord], bar: Any,
+) -> None:
+    """Plays ``tasks`` in chunks on a pool of worker processes, appending to ``records``.
+
+    A worker that dies (killed, out of memory, unable to start) ends the tournament with a
+    :class:`TournamentError` as soon as the pool notices it; an agent's error in a worker is
+    raised here as it was raised there; either way, and on an interruption, the workers are
+    ended before this returns.
+    """
+    method = _start_method()
+    _check_workers_can_start(method, workers)
+    size = max(1, min(50, len(tasks) // (workers * 8)))
+    chunks = list(_chunks(tasks, size))
+    executor = ProcessPoolExecutor(
+        min(workers, len(chunks)), mp_context=multiprocessing.get_context(method),
+        initializer=_init_worker, initargs=(entrants, rules.to_dict(), max_steps, os.getpid()),
+    )
+    futures: list[Future] = []
+    processes: list[Any] = []
+    ended = False
+    try:
+        for chunk in chunks:
+            futures.append(executor.submit(_play_chunk, chunk))
+            # The pool starts its processes on submission; keep them to report or end them.
+            processes = list((getattr(executor, "_processes", None) or {}).values()) or processes
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_EXCEPTION)
+            for future in done:
+                chunk_records = future.result()  # raises a worker's exception
+                records.extend(chunk_records)
+                if bar is not None:
+                    bar.update(len(chunk_records))
+        executor.shutdown(wait=True)
+        ended = True
+    except BrokenProcessPool:
+        _end_workers(executor, processes)
+        ended = True
+        raise TournamentError(_worker_death(processes, method)) from None
+    finally:
+        if not ended:
+            _end_workers(executor, processes)
+
+
 def _chunks(items: list, size: int) -> Iterator[list]:
     for i in range(0, len(items), size):
         yield items[i:i + size]
+
+
+# ---------------------------------------------------------------------------------- files
+def check_output_dir(path: str | Path, file_names: Iterable[str] | None = None) -> Path:
+    """Makes sure files can be written into the directory ``path`` before any work is done:
+    creates it (with its parents) if needed, writes and removes a probe file, and checks that
+    none of ``file_names`` (default: the result files, :data:`FILE_NAMES`) exists as something
+    other than a file.
+
+    Returns:
+        The directory.
+
+    Raises:
+        OutputPathError: one line naming the place and the reason (it or a parent is not a
+            directory, it cannot be created or written).
+    """
+    out = Path(path).expanduser()
+    names = FILE_NAMES.values() if file_names is None else file_names
+    try:
+        if out.exists() and not out.is_dir():
+            raise OutputPathError(f"output directory {str(path)!r} exists and is not a directory")
+        for parent in out.parents:
+            if parent.exists():
+                if not parent.is_dir():
+                    raise OutputPathError(f"output directory {str(path)!r} cannot be created: "
+                                          f"{str(parent)!r} is not a directory")
+                break
+        out.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=out, prefix=".write-check-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise OutputPathError(f"output directory {str(path)!r} cannot be created or written "
+                              f"({e.strerror or e})") from None
+    for name in names:
+        target = out / name
+        if target.exists() and not target.is_file():
+            raise OutputPathError(f"cannot write {str(target)!r}: it exists and is not a file")
+    return out
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -548,9 +742,13 @@ class TournamentResult:
     # -------------------------------------------------------------------------- files
     def save(self, out_dir: str | Path, plot: bool = True) -> dict[str, Path]:
         """Writes the JSON, the CSVs (leaderboard, head-to-head, games) and the plot into
-        ``out_dir`` (created if needed); returns their paths by kind (see ``FILE_NAMES``)."""
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
+        ``out_dir`` (created if needed); returns their paths by kind (see ``FILE_NAMES``).
+
+        Raises:
+            OutputPathError: ``out_dir`` cannot be written (:func:`check_output_dir`, which
+                callers can run before the tournament).
+        """
+        out = check_output_dir(out_dir)
         paths = {kind: out / name for kind, name in FILE_NAMES.items()}
         paths["json"].write_text(self.to_json() + "\n", encoding="utf-8")
         rows = self.leaderboard()
@@ -672,12 +870,20 @@ def run_tournament(
     Raises:
         AgentSpecError: an agent spec cannot be built. RulesError: a bad rule option or player
             count. ValueError: bad ``games``/``seed``/``workers``. AgentError: an agent failed.
+            TournamentError: a worker process died or could not start (``workers > 1``; the
+            other workers are ended first).
     """
     rules_obj = make_rules(rules, num_players)
     for name, value, low in (("games", games, 1), ("workers", workers, 1),
                              ("max_steps", max_steps, 1), ("seed", seed, 0)):
         if not isinstance(value, int) or isinstance(value, bool) or value < low:
             raise ValueError(f"{name} must be an int ≥ {low}, got {value!r}")
+    if workers > 1 and getattr(multiprocessing.current_process(), "_inheriting", False):
+        # A spawned worker re-importing a script that starts a tournament when imported.
+        raise TournamentError(
+            f"workers={workers}: this process is a worker re-importing the main script, which "
+            "starts a tournament when imported; put that under if __name__ == '__main__':"
+        )
     entrants = entrant_labels(agent_specs, num_players)
     for spec in dict.fromkeys(spec for _, spec in entrants):
         build_agent(spec, seed=0)  # fail fast, in this process, with a one-line reason
@@ -710,17 +916,7 @@ def run_tournament(
                 if bar is not None:
                     bar.update(1)
         else:
-            size = max(1, min(50, len(tasks) // (workers * 8)))
-            payloads = [
-                (entrants, rules_obj.to_dict(), max_steps, chunk)
-                for chunk in _chunks(tasks, size)
-            ]
-            ctx = multiprocessing.get_context(_start_method())
-            with ctx.Pool(min(workers, len(payloads))) as pool:
-                for chunk_records in pool.imap(_play_chunk, payloads):
-                    records.extend(chunk_records)
-                    if bar is not None:
-                        bar.update(len(chunk_records))
+            _play_in_workers(tasks, entrants, rules_obj, max_steps, workers, records, bar)
     finally:
         if bar is not None:
             bar.close()
