@@ -1,32 +1,44 @@
 """``ppo``: a MaskablePPO policy (sb3-contrib) trained by ``training/train_ppo.py``.
 
-Registered as ``ppo`` with the spec ``ppo:path/to/model.zip`` (the ``.zip`` suffix may be left
-out, as SB3 allows). Importing this module does not import torch or stable-baselines3: they are
-loaded when a ``ppo`` agent is built, so listing agents or running rule-based tournaments stays
-light.
+Registered as ``ppo`` with the spec ``ppo:PATH``, where ``PATH`` is a stable-baselines3 ``.zip``
+(``model.save``; the suffix may be left out, as SB3 allows) or this project's policy ``.npz``
+(:func:`export_policy`). Importing this module does not import torch or stable-baselines3.
+
+Loading never unpickles (:func:`load_policy`): SB3 stores parts of a model as cloudpickle, which
+runs code from the file on load, so a model file is data to check, not code to run. From a
+``.zip`` the agent reads only the plain JSON fields of the ``data`` entry (observation shape,
+number of actions, ``net_arch``, activation and features-extractor class names, ``actor_size``)
+and the weights of ``policy.pth`` with ``torch.load(..., weights_only=True)`` (so it needs
+torch); a ``.npz`` is read with ``np.load(..., allow_pickle=False)`` and needs numpy alone.
+Anything the numpy actor cannot represent exactly (another policy family, features extractor or
+activation, misshapen or non-float weights) is refused with a one-line :class:`ModelFileError`.
+Training (``train_ppo --resume``, ``export_model``) still uses SB3's own loader, which trusts the
+file.
 
 The agent sees the observation vector (:func:`uno_mk_env.observation.encode`) and the action
 mask, exactly what the Gymnasium env gave the learner, and plays what
 ``model.predict(obs, action_masks=mask.astype(bool), deterministic=...)`` would: the most likely
-legal action (``deterministic=True``, the default) or a sample from the masked policy.
+legal action (``deterministic=True``, the default) or a sample from the masked policy. The
+actor's forward pass runs in numpy (~20x faster per decision than ``model.predict``, whose torch
+call overhead dominates a batch of one); a test checks it against ``model.predict``. Sampling
+(``deterministic=False``) draws from the agent's own ``numpy`` generator, so it is reproducible
+from the agent's seed (DESIGN.md §6), not from torch's global one.
 
 A checkpoint trained with an asymmetric critic (``train_ppo.py --critic-state``, policy
 ``AsymmetricActorCriticPolicy``) has observation + state as its input, but its actor reads only
-the observation: the agent gives it the observation alone (zero-padded where SB3 wants the full
-input), so it never sees hidden information at the table.
-
-Speed: for SB3's standard MLP policy (the one ``train_ppo.py`` builds) the actor's weights are
-copied into numpy arrays once and the forward pass runs in numpy, which is ~20x faster per
-decision than ``model.predict`` (torch call overhead dominates a batch of one) and keeps
-tournaments and self-play opponents cheap. The result is the same action as ``model.predict``
-(a test checks it); any other policy architecture falls back to ``model.predict`` itself.
-Sampling (``deterministic=False``) draws from the agent's own ``numpy`` generator, so it is
-reproducible from the agent's seed (DESIGN.md §6), not from torch's global one.
+the observation: the agent gives it the observation alone, so it never sees hidden information
+at the table.
 """
 
 from __future__ import annotations
 
+import ast
+import hashlib
+import io
+import json
 import re
+import warnings
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -41,15 +53,12 @@ from .base import Agent, register
 # ``ScaledObservationExtractor`` and ``AsymmetricActorCriticPolicy`` are public too, created on
 # first access (see ``__getattr__``).
 __all__ = [
-    "OBS_SCALE", "PIECE_SCALE", "PPOAgent", "PRIVILEGED_SIZE", "STATE_PIECE_SCALE", "STATE_SCALE",
-    "resolve_model_path",
+    "MAX_ENTRY_BYTES", "OBS_SCALE", "PIECE_SCALE", "POLICY_FORMAT", "POLICY_FORMAT_VERSION",
+    "PPOAgent", "PRIVILEGED_SIZE", "STATE_PIECE_SCALE", "STATE_SCALE", "ModelFileError",
+    "export_policy", "load_policy", "resolve_model_path", "sb3_data", "sb3_literal",
 ]
 
 _MASKED_LOGIT = -1e8  # what sb3-contrib's MaskableCategorical writes for illegal actions
-_ACTIVATIONS = {
-    "Tanh": np.tanh,
-    "ReLU": lambda x: np.maximum(x, 0.0),
-}
 
 
 #: Per-piece input scale of the policy network: counts that can reach tens (hand and pile sizes)
@@ -164,24 +173,65 @@ def __getattr__(name: str) -> Any:
 
 
 def resolve_model_path(path: str | Path) -> Path:
-    """The model file for ``path``, with or without its ``.zip`` suffix.
+    """The model file for ``path``: ``path`` itself, else ``path + ".zip"``, else
+    ``path + ".npz"``.
 
     Raises:
-        FileNotFoundError: neither ``path`` nor ``path + ".zip"`` is a file.
+        FileNotFoundError: none of them is a file.
     """
     p = Path(path).expanduser()
-    for candidate in (p, p.with_name(p.name + ".zip")):
+    for candidate in (p, p.with_name(p.name + ".zip"), p.with_name(p.name + ".npz")):
         if candidate.is_file():
             return candidate
     raise FileNotFoundError(
-        f"PPO model file not found: {str(path)!r} (looked for {p} and {p.name}.zip from "
-        f"{Path.cwd()}); train one with 'python -m training.train_ppo' or use a checkpoint "
-        "from models/"
+        f"PPO model file not found: {str(path)!r} (looked for {p}, {p.name}.zip and "
+        f"{p.name}.npz from {Path.cwd()}); train one with 'python -m training.train_ppo' or use "
+        "a checkpoint from models/"
     )
 
 
+# --------------------------------------------------------------------------- model files
+class ModelFileError(ValueError):
+    """A model file that cannot be played: not a stable-baselines3 ``.zip`` or a policy
+    ``.npz`` of this project, damaged, or holding something the numpy actor does not represent.
+    The message is one line and names the file."""
+
+
+#: ``format`` and ``version`` of the project's policy file (see :func:`export_policy`).
+POLICY_FORMAT = "uno-mk-policy"
+POLICY_FORMAT_VERSION = 1
+#: Largest archive entry read (a zip bomb stops here); the shipped policies are ~1 MB.
+MAX_ENTRY_BYTES = 256 * 2**20
+_SB3_POLICY_MODULES = ("sb3_contrib.common.maskable.policies", __name__)
+#: policy_kwargs that do not change the actor's forward pass on a flat observation vector.
+_INERT_KWARGS = {"ortho_init", "optimizer_class", "optimizer_kwargs", "share_features_extractor",
+                 "normalize_images", "log_std_init", "use_expln", "squash_output", "full_std",
+                 "use_sde"}
+_SCALE_KEYS = ("features_extractor.scale", "pi_features_extractor.scale")
+
+
+def _act_tanh(x: np.ndarray) -> np.ndarray:
+    return np.tanh(x)
+
+
+def _act_relu(x: np.ndarray) -> np.ndarray:
+    return np.maximum(x, 0.0)
+
+
+_ACTIVATIONS = {"tanh": _act_tanh, "relu": _act_relu}
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip()
+    for line in text.splitlines():  # torch's weights_only refusal puts the reason on its own line
+        if "WeightsUnpickler error" in line or "Unsupported global" in line:
+            return line.strip()
+    return (text.splitlines() or [type(e).__name__])[0].strip() or type(e).__name__
+
+
 class _NumpyActor:
-    """The actor of SB3's ``MlpPolicy`` (flatten → Linear/activation layers → action_net)."""
+    """The actor of SB3's ``MlpPolicy`` in numpy: ``x * scale``, then ``activation(x @ W + b)``
+    for each hidden layer and ``x @ W + b`` for the last (the logits); ``W`` is ``(in, out)``."""
 
     def __init__(
         self,
@@ -190,36 +240,84 @@ class _NumpyActor:
         scale: np.ndarray | None = None,
     ) -> None:
         self.layers = layers
+        self.activation_name = activation
         self.activation = _ACTIVATIONS[activation]
         self.scale = scale
 
     @classmethod
-    def from_state_dict(cls, state: dict[str, Any], activation: str) -> _NumpyActor | None:
-        """Builds the actor from a policy ``state_dict``; ``None`` if it is not a plain MLP."""
-        if activation not in _ACTIVATIONS:
-            return None
+    def from_state_dict(
+        cls, state: dict[str, np.ndarray], activation: str, hidden_sizes: list[int] | None,
+        scaled: bool,
+    ) -> _NumpyActor:
+        """Builds the actor from a policy ``state_dict`` (as numpy arrays).
+
+        Raises:
+            ValueError: a one-line reason when the state is not SB3's MLP actor (another
+                features extractor, missing or misshapen layers, non-finite weights).
+        """
         hidden: dict[int, dict[str, np.ndarray]] = {}
         scale = None
         for key, value in state.items():
             m = re.fullmatch(r"mlp_extractor\.policy_net\.(\d+)\.(weight|bias)", key)
             if m:
-                hidden.setdefault(int(m[1]), {})[m[2]] = value.detach().cpu().numpy()
-            elif key in ("features_extractor.scale", "pi_features_extractor.scale"):
-                scale = value.detach().cpu().numpy().astype(np.float32)
+                hidden.setdefault(int(m[1]), {})[m[2]] = value
+            elif key in _SCALE_KEYS:
+                scale = value
             elif not key.startswith(("mlp_extractor.value_net.", "value_net.", "action_net.",
                                      "vf_features_extractor.")):
-                return None  # a features extractor with weights, or another policy family
-        if "action_net.weight" not in state or any(len(d) != 2 for d in hidden.values()):
-            return None
-        # Linear layers sit at even indices of the Sequential, activations in between.
-        if sorted(hidden) != list(range(0, 2 * len(hidden), 2)):
-            return None
+                raise ValueError(f"its policy has weights this loader does not play ({key!r}): "
+                                 "only SB3's MLP policy on the observation vector is supported")
+        if "action_net.weight" not in state or "action_net.bias" not in state:
+            raise ValueError("its policy has no action_net weights")
+        if any(set(d) != {"weight", "bias"} for d in hidden.values()) or sorted(hidden) != list(
+            range(0, 2 * len(hidden), 2)  # Linear layers at even indices, activations between
+        ):
+            raise ValueError("its policy network is not a plain sequence of Linear layers")
+        if scaled != (scale is not None):
+            raise ValueError("its features extractor and its weights disagree about the input "
+                             "scale")
         layers = [(hidden[i]["weight"].T.copy(), hidden[i]["bias"].copy()) for i in sorted(hidden)]
-        if scale is not None and layers:  # an asymmetric policy's actor reads the first entries
-            scale = scale[: layers[0][0].shape[0]]
-        layers.append((state["action_net.weight"].detach().cpu().numpy().T.copy(),
-                       state["action_net.bias"].detach().cpu().numpy().copy()))
-        return cls(layers, activation, scale)
+        layers.append((state["action_net.weight"].T.copy(), state["action_net.bias"].copy()))
+        if hidden_sizes is not None and [w.shape[1] for w, _ in layers[:-1]] != hidden_sizes:
+            raise ValueError(f"its net_arch {hidden_sizes} does not match its weights")
+        if scale is not None:  # an asymmetric policy's actor reads the first entries
+            scale = scale.reshape(-1)[: layers[0][0].shape[0]].copy()
+        return cls.checked(layers, activation, scale)
+
+    @classmethod
+    def checked(cls, layers: list[tuple[np.ndarray, np.ndarray]], activation: str,
+                scale: np.ndarray | None) -> _NumpyActor:
+        """The actor, after checking that the layers chain from ``OBS_SIZE`` inputs to
+        ``NUM_ACTIONS`` logits with finite float weights.
+
+        Raises:
+            ValueError: a one-line reason.
+        """
+        if activation not in _ACTIVATIONS:
+            raise ValueError(f"activation {activation!r} is not supported (supported: "
+                             f"{', '.join(_ACTIVATIONS)})")
+        size = OBS_SIZE
+        out = []
+        for i, (w, b) in enumerate(layers):
+            if w.ndim != 2 or b.shape != (w.shape[1],) or w.shape[0] != size:
+                raise ValueError(f"layer {i} has weight shape {w.shape} and bias shape "
+                                 f"{b.shape}; expected ({size}, n) and (n,)")
+            for a in (w, b):
+                if a.dtype.kind != "f" or not np.isfinite(a).all():
+                    raise ValueError(f"layer {i} holds {a.dtype} values that are not all finite "
+                                     "floats")
+            size = w.shape[1]
+            out.append((w.astype(np.float32, copy=False), b.astype(np.float32, copy=False)))
+        if not layers or size != A.NUM_ACTIONS:
+            raise ValueError(f"the policy outputs {size} logits; this env has {A.NUM_ACTIONS} "
+                             "actions")
+        if scale is not None:
+            if (scale.shape != (OBS_SIZE,) or scale.dtype.kind != "f"
+                    or not np.isfinite(scale).all()):
+                raise ValueError(f"input scale of shape {scale.shape} ({scale.dtype}); expected "
+                                 f"({OBS_SIZE},) finite floats")
+            scale = scale.astype(np.float32, copy=False)
+        return cls(out, activation, scale)
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
         x = obs.astype(np.float32, copy=False)
@@ -231,19 +329,334 @@ class _NumpyActor:
         return x @ w + b
 
 
+def _read_entry(path: Path, archive: zipfile.ZipFile, name: str) -> bytes:
+    info = archive.getinfo(name)
+    if info.file_size > MAX_ENTRY_BYTES:
+        raise ModelFileError(f"{path}: entry {name!r} is {info.file_size} bytes, more than the "
+                             f"{MAX_ENTRY_BYTES} this loader reads")
+    try:
+        return archive.read(name)
+    except Exception as e:  # a truncated or corrupt archive: zlib, CRC, EOF errors
+        raise ModelFileError(f"{path}: cannot read entry {name!r}: {_one_line(e)}") from None
+
+
+def _plain(data: dict[str, Any], key: str) -> dict[str, Any]:
+    """The human-readable fields SB3 writes next to a pickled object (never the pickle)."""
+    value = data.get(key)
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in value.items() if not k.startswith(":")}
+
+
+def _class_name(text: Any, what: str, path: Path) -> str:
+    """``"<class 'torch.nn.modules.activation.Tanh'>"`` -> ``"torch.nn.modules.activation.Tanh"``
+    (the string SB3 writes for a class in ``policy_kwargs``)."""
+    m = re.fullmatch(r"<class '([\w.<>]+)'>", text) if isinstance(text, str) else None
+    if not m:
+        raise ModelFileError(f"{path}: unreadable {what} {text!r} in its 'data' entry")
+    return m[1]
+
+
+def _literal(text: Any) -> Any:
+    """A JSON value, or the ``str()`` of a list/dict/number SB3 wrote for a non-JSON value."""
+    if isinstance(text, str):
+        try:
+            return ast.literal_eval(text)  # literals only: never evaluates code
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return text
+    return text
+
+
+def _sb3_data(path: Path, archive: zipfile.ZipFile) -> dict[str, Any]:
+    names = set(archive.namelist())
+    for entry in ("data", "policy.pth"):
+        if entry not in names:
+            raise ModelFileError(f"{path}: not a stable-baselines3 model (no {entry!r} entry in "
+                                 "the zip)")
+    try:
+        data = json.loads(_read_entry(path, archive, "data"))
+    except (ValueError, RecursionError) as e:
+        raise ModelFileError(f"{path}: its 'data' entry is not JSON ({_one_line(e)})") from None
+    if not isinstance(data, dict):
+        raise ModelFileError(f"{path}: its 'data' entry is not a JSON object")
+    return data
+
+
+def sb3_data(path: str | Path) -> dict[str, Any]:
+    """The ``data`` entry of a stable-baselines3 ``.zip``, parsed as JSON and nothing more: the
+    values SB3 could not write as JSON stay as it wrote them, ``{":type:": ..., ":serialized:":
+    <base64 cloudpickle, never decoded here>, <readable fields>}``.
+
+    Raises:
+        FileNotFoundError: no such file. ModelFileError: not a stable-baselines3 ``.zip``.
+    """
+    p = resolve_model_path(path)
+    try:
+        with zipfile.ZipFile(p) as archive:
+            return _sb3_data(p, archive)
+    except (zipfile.BadZipFile, OSError, EOFError) as e:
+        raise ModelFileError(f"{p}: not a stable-baselines3 model ({_one_line(e)})") from None
+
+
+def sb3_literal(value: Any) -> Any:
+    """A readable field of :func:`sb3_data`: JSON values as they are, and the ``str()`` SB3
+    wrote for a list, dict or number inside a pickled object read back as a literal
+    (``ast.literal_eval``, which evaluates no code); other text is returned unchanged."""
+    return _literal(value)
+
+
+def _sb3_actor(path: Path, archive: zipfile.ZipFile) -> tuple[_NumpyActor, dict[str, Any]]:
+    """The actor of a stable-baselines3 ``.zip``: its architecture from the readable JSON of the
+    ``data`` entry, its weights from ``policy.pth`` with ``torch.load(weights_only=True)``."""
+    data = _sb3_data(path, archive)
+    policy_class = _plain(data, "policy_class").get("__module__")
+    if policy_class not in _SB3_POLICY_MODULES:
+        raise ModelFileError(f"{path}: policy class from module {policy_class!r} is not "
+                             f"supported (only {' and '.join(_SB3_POLICY_MODULES)})")
+    obs_space = data.get("observation_space")
+    shape = _literal(obs_space.get("_shape")) if isinstance(obs_space, dict) else None
+    n = _literal(_plain(data, "action_space").get("n"))
+    kwargs = data.get("policy_kwargs") or {}
+    kwargs = {k: _literal(v) for k, v in kwargs.items() if not k.startswith(":")} if isinstance(
+        kwargs, dict) else {}
+    actor_size = kwargs.pop("actor_size", None)
+    pad = STATE_SIZE if actor_size == OBS_SIZE else 0
+    expected = (OBS_SIZE + pad,)
+    if not isinstance(shape, list) or tuple(shape) != expected or n != A.NUM_ACTIONS:
+        raise ModelFileError(
+            f"{path} does not fit this env: its observations have shape "
+            f"{tuple(shape) if isinstance(shape, list) else shape} and its action space is "
+            f"Discrete({n}); this env has ({OBS_SIZE},) and Discrete({A.NUM_ACTIONS}) (a "
+            "checkpoint only fits the observation layout it was trained on: retrain it, or use "
+            "the package version it was trained with)"
+        )
+    if actor_size is not None and actor_size != OBS_SIZE:
+        raise ModelFileError(f"{path}: actor_size {actor_size!r}; expected {OBS_SIZE}")
+    activation = "tanh"
+    if "activation_fn" in kwargs:
+        cls = _class_name(kwargs.pop("activation_fn"), "activation_fn", path)
+        m = re.fullmatch(r"torch\.nn\.modules\.activation\.(Tanh|ReLU)", cls)
+        if not m:
+            raise ModelFileError(f"{path}: activation {cls} is not supported (supported: "
+                                 "torch.nn.Tanh, torch.nn.ReLU)")
+        activation = m[1].lower()
+    scaled = False
+    if "features_extractor_class" in kwargs:
+        cls = _class_name(kwargs.pop("features_extractor_class"), "features_extractor_class",
+                          path)
+        scaled = cls.rsplit(".", 1)[-1] == "ScaledObservationExtractor" and cls.startswith(
+            __name__ + ".")
+        if not scaled and cls != "stable_baselines3.common.torch_layers.FlattenExtractor":
+            raise ModelFileError(f"{path}: features extractor {cls} is not supported (supported: "
+                                 f"{__name__}.ScaledObservationExtractor, FlattenExtractor)")
+    if kwargs.pop("features_extractor_kwargs", None):
+        raise ModelFileError(f"{path}: features_extractor_kwargs are not supported")
+    net_arch = kwargs.pop("net_arch", None)
+    hidden: list[int] | None = None
+    if isinstance(net_arch, dict):
+        hidden = net_arch.get("pi", [])
+    elif isinstance(net_arch, list):
+        hidden = net_arch
+    elif net_arch is not None:
+        raise ModelFileError(f"{path}: unreadable net_arch {net_arch!r}")
+    unknown = sorted(set(kwargs) - _INERT_KWARGS)
+    if unknown:
+        raise ModelFileError(f"{path}: policy_kwargs {', '.join(unknown)} are not supported")
+    try:
+        import torch
+    except ImportError:
+        raise ModelFileError(
+            f"{path}: reading a stable-baselines3 .zip needs torch (pip install torch); its "
+            ".npz export (agents.ppo.export_policy) plays with numpy alone") from None
+    raw = _read_entry(path, archive, "policy.pth")
+    try:
+        with warnings.catch_warnings():  # a refused file is reported below, in one line
+            warnings.simplefilter("ignore")
+            state = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+    except Exception as e:
+        raise ModelFileError(f"{path}: its policy.pth is not a plain weights file "
+                             f"(torch.load(weights_only=True) refused it: {_one_line(e)})"
+                             ) from None
+    if not isinstance(state, dict) or not all(
+        isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()
+    ):
+        raise ModelFileError(f"{path}: its policy.pth is not a state_dict of tensors")
+    arrays = {}
+    for key, tensor in state.items():
+        if not tensor.is_floating_point():
+            raise ModelFileError(f"{path}: policy.pth entry {key!r} is {tensor.dtype}, not "
+                                 "floating-point weights")
+        arrays[key] = tensor.detach().to(torch.float32).numpy()
+    try:
+        actor = _NumpyActor.from_state_dict(arrays, activation, hidden, scaled)
+    except ValueError as e:
+        raise ModelFileError(f"{path}: {e}") from None
+    timesteps = data.get("num_timesteps")
+    info = {"format": "stable-baselines3", "num_timesteps": timesteps if isinstance(
+        timesteps, int) else None, "asymmetric_critic": bool(pad)}
+    return actor, info
+
+
+def _npz_actor(path: Path, archive: zipfile.ZipFile) -> tuple[_NumpyActor, dict[str, Any]]:
+    """The actor of a policy ``.npz`` (see :func:`export_policy`), read with
+    ``np.load(allow_pickle=False)``."""
+    for info in archive.infolist():
+        if info.file_size > MAX_ENTRY_BYTES:
+            raise ModelFileError(f"{path}: entry {info.filename!r} is {info.file_size} bytes, "
+                                 f"more than the {MAX_ENTRY_BYTES} this loader reads")
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            meta_array = npz["metadata"]
+            if meta_array.dtype.kind != "U" or meta_array.shape != ():
+                raise ModelFileError(f"{path}: its 'metadata' is not a JSON string")
+            meta = json.loads(str(meta_array[()]))
+            if not isinstance(meta, dict) or meta.get("format") != POLICY_FORMAT:
+                raise ModelFileError(f"{path}: not a {POLICY_FORMAT} file (metadata format "
+                                     f"{meta.get('format') if isinstance(meta, dict) else meta!r})")
+            if meta.get("version") != POLICY_FORMAT_VERSION:
+                raise ModelFileError(f"{path}: {POLICY_FORMAT} version {meta.get('version')!r}; "
+                                     f"this package reads version {POLICY_FORMAT_VERSION}")
+            size, n = meta.get("observation_size"), meta.get("num_actions")
+            layout = meta.get("observation_layout")
+            current = [[p.name, p.size] for p in OBS_PIECES]
+            if size != OBS_SIZE or n != A.NUM_ACTIONS or (layout is not None
+                                                         and layout != current):
+                raise ModelFileError(
+                    f"{path} does not fit this env: its observations have shape ({size},) "
+                    f"{'' if layout in (None, current) else '(another layout) '}and it has "
+                    f"{n} actions; this env has ({OBS_SIZE},) and Discrete({A.NUM_ACTIONS}) (a "
+                    "policy only fits the observation layout it was trained on)"
+                )
+            names = meta.get("layers")
+            if not isinstance(names, list) or not names or not all(
+                isinstance(x, str) for x in names
+            ):
+                raise ModelFileError(f"{path}: metadata 'layers' must list the layer names")
+            layers = [(npz[f"{x}.weight"], npz[f"{x}.bias"]) for x in names]
+            scale_name = meta.get("input_scale")
+            scale = npz[scale_name] if isinstance(scale_name, str) else None
+            if scale_name is not None and not isinstance(scale_name, str):
+                raise ModelFileError(f"{path}: metadata 'input_scale' must be an array name or "
+                                     "null")
+            try:
+                actor = _NumpyActor.checked(layers, str(meta.get("activation")), scale)
+            except ValueError as e:
+                raise ModelFileError(f"{path}: {e}") from None
+    except ModelFileError:
+        raise
+    except KeyError as e:
+        raise ModelFileError(f"{path}: missing array {_one_line(e)}") from None
+    except Exception as e:  # object arrays (allow_pickle=False), bad JSON, truncated members
+        raise ModelFileError(f"{path}: unreadable policy file ({_one_line(e)})") from None
+    return actor, meta
+
+
+def load_policy(path: str | Path) -> tuple[_NumpyActor, dict[str, Any]]:
+    """Reads a policy for play without unpickling anything: a stable-baselines3 ``.zip``
+    (architecture from the JSON of its ``data`` entry, weights from ``policy.pth`` with
+    ``torch.load(weights_only=True)``; needs torch) or this project's ``.npz`` (numpy only).
+    The kind is told by the content, not the suffix.
+
+    Returns:
+        The numpy actor and a dict describing the file (the ``.npz`` metadata, or the SB3
+        model's format and step count).
+
+    Raises:
+        FileNotFoundError: no such file (see :func:`resolve_model_path`).
+        ModelFileError: anything else, in one line.
+    """
+    p = resolve_model_path(path)
+    try:
+        archive = zipfile.ZipFile(p)
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
+        raise ModelFileError(f"{p}: not a model file (expected a stable-baselines3 .zip or a "
+                             f"{POLICY_FORMAT} .npz, both zip archives: {_one_line(e)})") from None
+    with archive:
+        names = set(archive.namelist())
+        if "metadata.npy" in names:
+            return _npz_actor(p, archive)
+        if "data" in names or "policy.pth" in names:
+            return _sb3_actor(p, archive)
+    raise ModelFileError(f"{p}: not a model file (a zip archive, but neither a "
+                         "stable-baselines3 model, with 'data' and 'policy.pth', nor a "
+                         f"{POLICY_FORMAT} .npz, with 'metadata')")
+
+
+def export_policy(
+    source: str | Path | PPOAgent, destination: str | Path,
+    provenance: dict[str, Any] | None = None,
+) -> Path:
+    """Writes the actor of ``source`` (a model file or a :class:`PPOAgent`) as a policy
+    ``.npz`` that plays with numpy alone and is read without unpickling.
+
+    The file holds the arrays ``<layer>.weight`` (shape ``(inputs, outputs)``) and
+    ``<layer>.bias`` of each layer, ``input_scale`` when the policy scales its input, and
+    ``metadata``, a JSON string: ``format`` (``"uno-mk-policy"``), ``version`` (1),
+    ``observation_size``, ``observation_layout`` (``[[piece, size], ...]``), ``num_actions``,
+    ``activation`` (``"tanh"`` or ``"relu"``), ``layers`` (the layer names in order, the last
+    one giving the logits), ``input_scale`` (the scale's array name or ``null``) and
+    ``provenance`` (where it came from; ``provenance`` entries are added to it).
+    The logits are ``x = obs * input_scale``, ``x = activation(x @ W + b)`` per layer but the
+    last, ``x @ W + b``. A suffix other than ``.npz`` gets ``.npz`` appended.
+
+    Returns:
+        The path written.
+    """
+    if isinstance(source, PPOAgent):
+        actor, info, src_path = source.actor, source.info, source.path
+    else:
+        src_path = resolve_model_path(source)
+        actor, info = load_policy(src_path)
+    target = Path(destination)
+    if target.suffix != ".npz":
+        target = target.with_name(target.name + ".npz")
+    digest = hashlib.sha256(Path(src_path).read_bytes()).hexdigest()
+    origin = dict(info.get("provenance") or {}) if info.get("format") == POLICY_FORMAT else {
+        "source_format": info.get("format"), "num_timesteps": info.get("num_timesteps"),
+        "asymmetric_critic": info.get("asymmetric_critic"),
+    }
+    origin.setdefault("source", Path(src_path).name)
+    origin.setdefault("source_sha256", digest)
+    origin.update(provenance or {})
+    arrays: dict[str, np.ndarray] = {}
+    names = []
+    for i, (w, b) in enumerate(actor.layers):
+        name = "action" if i == len(actor.layers) - 1 else f"hidden{i}"
+        names.append(name)
+        arrays[f"{name}.weight"], arrays[f"{name}.bias"] = w, b
+    if actor.scale is not None:
+        arrays["input_scale"] = actor.scale
+    meta = {
+        "format": POLICY_FORMAT, "version": POLICY_FORMAT_VERSION,
+        "observation_size": OBS_SIZE,
+        "observation_layout": [[p.name, p.size] for p in OBS_PIECES],
+        "num_actions": A.NUM_ACTIONS, "activation": actor.activation_name, "layers": names,
+        "input_scale": "input_scale" if actor.scale is not None else None,
+        "provenance": origin,
+    }
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("wb") as f:
+        np.savez_compressed(f, metadata=np.array(json.dumps(meta)), **arrays)
+    return target
+
+
 class PPOAgent(Agent):
-    """Plays a MaskablePPO checkpoint (loaded on CPU).
+    """Plays a MaskablePPO policy with a numpy forward pass, loaded without unpickling
+    (:func:`load_policy`).
 
     Args:
-        path: the ``.zip`` written by ``model.save`` (the suffix may be omitted).
+        path: a stable-baselines3 ``.zip`` (``model.save``; the suffix may be omitted) or a
+            policy ``.npz`` (:func:`export_policy`).
         seed: seeds the generator used when ``deterministic=False``.
         deterministic: play the most likely legal action (default) or sample from the policy.
-        use_numpy: run the MLP actor in numpy when the policy allows it (see the module
-            docstring); ``False`` always calls ``model.predict``.
+
+    Attributes:
+        actor: the numpy actor; info: what :func:`load_policy` says about the file.
 
     Raises:
         FileNotFoundError: the model file does not exist.
-        ValueError: the model's spaces do not match this env (observation ``(OBS_SIZE,)``, or
+        ModelFileError: (a ``ValueError``) the file is not a model this agent plays, or its
+            spaces do not match this env (observation ``(OBS_SIZE,)``, or
             ``(OBS_SIZE + STATE_SIZE,)`` for an asymmetric policy; ``Discrete(73)``).
     """
 
@@ -255,45 +668,11 @@ class PPOAgent(Agent):
         path: str | Path,
         seed: int | None = None,
         deterministic: bool = True,
-        use_numpy: bool = True,
     ) -> None:
         super().__init__(seed)
         self.path = resolve_model_path(path)
         self.deterministic = deterministic
-        # Imported here so that registering the agent costs nothing without torch.
-        import torch
-        from sb3_contrib import MaskablePPO
-        from stable_baselines3.common.save_util import load_from_zip_file
-
-        data, params, _ = load_from_zip_file(self.path, device="cpu", print_system_info=False)
-        obs_space, act_space = data.get("observation_space"), data.get("action_space")
-        kwargs = data.get("policy_kwargs") or {}
-        # An asymmetric policy's input is the observation + the state; its actor reads only the
-        # observation, which is all this agent gives it (the state is zero-padded for predict).
-        self._pad = STATE_SIZE if kwargs.get("actor_size") == OBS_SIZE else 0
-        if getattr(obs_space, "shape", None) != (OBS_SIZE + self._pad,) or getattr(
-            act_space, "n", None
-        ) != A.NUM_ACTIONS:
-            shape = getattr(obs_space, "shape", obs_space)
-            raise ValueError(
-                f"{self.path} does not fit this env: its observations have shape {shape} and its "
-                f"action space is {act_space}; this env has ({OBS_SIZE},) and "
-                f"Discrete({A.NUM_ACTIONS}) (a checkpoint only fits the observation layout it was "
-                "trained on: retrain it, or use the package version it was trained with)"
-            )
-        self.model: Any = None
-        self._actor: _NumpyActor | None = None
-        extractor = kwargs.get("features_extractor_class")
-        plain = set(kwargs) <= {
-            "net_arch", "activation_fn", "ortho_init", "features_extractor_class", "actor_size"
-        } and getattr(extractor, "__name__", "ScaledObservationExtractor") in (
-            "ScaledObservationExtractor", "FlattenExtractor"
-        )
-        if use_numpy and plain and "policy" in params:
-            activation = getattr(kwargs.get("activation_fn", torch.nn.Tanh), "__name__", "")
-            self._actor = _NumpyActor.from_state_dict(params["policy"], activation)
-        if self._actor is None:
-            self.model = MaskablePPO.load(self.path, device="cpu")
+        self.actor, self.info = load_policy(self.path)
 
     def act(
         self, observation: np.ndarray | None, action_mask: np.ndarray, view: PlayerView
@@ -301,39 +680,22 @@ class PPOAgent(Agent):
         if observation is None:
             raise ValueError("the ppo agent needs the observation vector (needs_observation)")
         mask = np.asarray(action_mask).astype(bool)
-        if self._actor is None:
-            action, _ = self.model.predict(
-                self._model_input(observation), action_masks=mask,
-                deterministic=self.deterministic,
-            )
-            return int(action)
-        logits = np.where(mask, self._actor.logits(observation), _MASKED_LOGIT)
+        logits = np.where(mask, self.actor.logits(observation), _MASKED_LOGIT)
         if self.deterministic:
             return int(np.argmax(logits))
         p = np.exp(logits - logits.max())
         return int(self.rng.choice(A.NUM_ACTIONS, p=p / p.sum()))
 
-    def _model_input(self, observation: np.ndarray) -> np.ndarray:
-        if not self._pad:
-            return observation
-        return np.concatenate([observation, np.zeros(self._pad, np.float32)])
-
     def action_probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
         """The masked policy's probability of each action (float64, shape ``(73,)``)."""
         mask = np.asarray(action_mask).astype(bool)
-        if self._actor is not None:
-            logits = np.where(mask, self._actor.logits(observation), _MASKED_LOGIT)
-            p = np.exp(logits - logits.max())
-            return p / p.sum()
-        import torch
-
-        obs_t, _ = self.model.policy.obs_to_tensor(self._model_input(observation))
-        with torch.no_grad():
-            dist = self.model.policy.get_distribution(obs_t, action_masks=mask)
-        return dist.distribution.probs[0].double().numpy()
+        logits = np.where(mask, self.actor.logits(observation), _MASKED_LOGIT).astype(np.float64)
+        p = np.exp(logits - logits.max())
+        return p / p.sum()
 
 
-@register("ppo", "a trained MaskablePPO checkpoint, spec ppo:path/to/model.zip (needs torch)")
+@register("ppo", "a trained MaskablePPO policy, spec ppo:path/to/model.zip (needs torch) or "
+          "ppo:path/to/policy.npz (numpy only)")
 def _make_ppo(arg: str | None, seed: int | None) -> Agent:
     if not arg:
         raise ValueError("agent 'ppo' needs a model path, e.g. ppo:models/ppo_2p.zip")

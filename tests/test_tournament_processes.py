@@ -120,10 +120,11 @@ def test_sigterm_of_the_main_process_ends_the_workers_quietly(tmp_path: Path) ->
     _assert_gone(workers)
 
 
-@pytest.mark.parametrize("model", ["ppo_2p.zip"])
+@pytest.mark.parametrize("model", ["ppo_2p.zip", "ppo_2p.npz"])
 def test_a_script_read_from_stdin_with_workers_fails_once_or_plays(model: str) -> None:
     """A ``.zip`` policy loads torch, so workers are spawned, and a spawned worker cannot
-    re-import a script read from standard input: one clear error, no worker started."""
+    re-import a script read from standard input: one clear error, no worker started. A ``.npz``
+    policy needs no torch: the workers are forked and the tournament plays."""
     if model.endswith(".zip"):
         pytest.importorskip("torch")
     script = (

@@ -51,7 +51,7 @@ def test_smoke_run_writes_model_config_curve_and_checkpoints(trained):
     run_dir = Path(summary["run_dir"])
     assert summary["timesteps"] >= 2048
     models = tmp_path / "models"
-    for name in ("tiny.zip", "tiny.json", "tiny_curve.csv", "tiny_curve.png"):
+    for name in ("tiny.zip", "tiny.npz", "tiny.json", "tiny_curve.csv", "tiny_curve.png"):
         assert (models / name).is_file(), name
     config = json.loads((models / "tiny.json").read_text())
     assert config["args"]["num_players"] == 2 and config["args"]["seed"] == 3
@@ -122,22 +122,34 @@ def test_export_model_ships_a_checkpoint_of_a_resumed_run(trained, tmp_path):
     mask[[3, 9, 50]] = 1
     assert PPOAgent(out).action_probabilities(obs, mask).tolist() == pytest.approx(
         PPOAgent(final).action_probabilities(obs, mask).tolist())
+    assert info["numpy_policy"] == "m.npz"  # the policy for play without torch or pickle
+    shipped = PPOAgent(out.with_name("m.npz"))
+    assert shipped.info["provenance"]["checkpoint"] == str(final)
+    assert np.array_equal(shipped.action_probabilities(obs, mask),
+                          PPOAgent(out).action_probabilities(obs, mask))
 
 
 def test_numpy_policy_matches_model_predict(trained):
-    """The numpy forward pass plays exactly what model.predict(..., action_masks=...) plays."""
+    """The agent (a numpy forward pass, loaded without unpickling) plays exactly what
+    model.predict(..., action_masks=...) of stable-baselines3's own loader plays."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
     tmp_path, _ = trained
     path = tmp_path / "models" / "tiny.zip"
-    fast, slow = PPOAgent(path), PPOAgent(path, use_numpy=False)
-    assert fast.model is None and slow.model is not None
+    agent, model = PPOAgent(path), MaskablePPO.load(path, device="cpu")
     env = UnoMarioKartGymEnv(num_players=3, opponents=make_agent("greedy", seed=0))
     obs, _ = env.reset(seed=11)
     for _ in range(300):
         mask = env.action_masks()
-        action = fast.act(obs, mask, None)
-        assert action == slow.act(obs, mask, None)
-        assert np.allclose(fast.action_probabilities(obs, mask),
-                           slow.action_probabilities(obs, mask), atol=1e-5)
+        action = agent.act(obs, mask, None)
+        expected, _ = model.predict(obs, action_masks=mask, deterministic=True)
+        assert action == int(expected)
+        obs_t, _ = model.policy.obs_to_tensor(obs)
+        with torch.no_grad():
+            probs = model.policy.get_distribution(obs_t, action_masks=mask).distribution.probs
+        assert np.allclose(agent.action_probabilities(obs, mask), probs[0].double().numpy(),
+                           atol=1e-5)
         obs, _, terminated, truncated, _ = env.step(action)
         if terminated or truncated:
             obs, _ = env.reset()
@@ -264,10 +276,12 @@ def test_asymmetric_critic_run_trains_and_its_actor_ignores_the_state(tmp_path):
     bc = json.loads((tmp_path / "models" / "tiny.json").read_text())["behaviour_cloning"]
     assert bc["samples"] >= 300 and 1 <= bc["holdout_episodes"] < bc["episodes"]
     assert 0 <= bc["value_epoch"] <= 1 and bc["holdout_value_explained_variance"] <= 1
+    from sb3_contrib import MaskablePPO
+
     numpy_agent = PPOAgent(path, seed=0)
-    torch_agent = PPOAgent(path, seed=0, use_numpy=False)
-    assert numpy_agent._actor is not None and torch_agent.model is not None
-    policy = torch_agent.model.policy
+    npz_agent = PPOAgent(path.with_suffix(".npz"), seed=0)
+    assert numpy_agent.info["asymmetric_critic"]
+    policy = MaskablePPO.load(path, device="cpu").policy
     assert type(policy).__name__ == "AsymmetricActorCriticPolicy"
     assert policy.observation_space.shape == (OBS_SIZE + STATE_SIZE,)
 
@@ -285,7 +299,10 @@ def test_asymmetric_critic_run_trains_and_its_actor_ignores_the_state(tmp_path):
             values = [policy.predict_values(x) for x in (full, other)]
         torch.testing.assert_close(logits[0], logits[1])  # the actor does not read the state
         assert not torch.equal(values[0], values[1])  # the critic does
-        assert numpy_agent.act(obs, mask, None) == torch_agent.act(obs, mask, None)
+        masked = torch.where(torch.as_tensor(mask.astype(bool)), logits[0][0], -1e8)
+        assert numpy_agent.act(obs, mask, None) == int(masked.argmax())
+        assert npz_agent.act(obs, mask, None) == numpy_agent.act(obs, mask, None)
         env.step(numpy_agent.act(obs, mask, None))
         if not env.agents:
             break
+

@@ -5,8 +5,11 @@
     python -m training.export_model runs/<run>/checkpoints/ppo_10000000_steps.zip \\
         models/ppo_4p.zip --games 10000 40000 --seed 2026 --opponents strategic,greedy
 
-Writes, next to ``OUT`` (the policy with its optimizer state stripped, as ``--save-path`` of
-``train_ppo`` does):
+Writes ``OUT`` (the model with its optimizer state stripped, as ``--save-path`` of
+``train_ppo`` does) and, next to it:
+
+* ``OUT.npz``: the policy in the project's own format (:func:`agents.ppo.export_policy`), which
+  plays with numpy alone and is read without unpickling;
 
 * ``OUT.json``: the checkpoint it came from and its step count, the training run's config (for a
   resumed run, the config of every run in the chain: a resumed model keeps the hyperparameters
@@ -56,7 +59,8 @@ def export(checkpoint: str, out: str, games: Sequence[int], seed: int,
     """Writes the model file, its JSON and curve (see the module docstring); returns the JSON."""
     from sb3_contrib import MaskablePPO
 
-    from agents.ppo import resolve_model_path
+    from agents.ppo import export_policy, resolve_model_path
+    from training.tournament import check_output_dir
     from training.train_ppo import (
         evaluate,
         plot_curve,
@@ -72,13 +76,17 @@ def export(checkpoint: str, out: str, games: Sequence[int], seed: int,
     if not chain:
         raise FileNotFoundError(f"no config.json in {run_dir}: not a train_ppo run directory")
     num_players = int(chain[0]["args"]["num_players"])
-    model = MaskablePPO.load(source, device="cpu")
     target = Path(out)
     if target.suffix != ".zip":
         target = target.with_name(target.name + ".zip")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    strip_optimizer_and_save(model, target)
     stem = target.with_suffix("")
+    check_output_dir(target.parent, [target.name, f"{stem.name}.npz", f"{stem.name}.json",
+                                     f"{stem.name}_curve.csv", f"{stem.name}_curve.png"])
+    # SB3's loader unpickles: export only checkpoints you trust (your own training runs).
+    model = MaskablePPO.load(source, device="cpu")
+    strip_optimizer_and_save(model, target)
+    npz = export_policy(target, stem.parent / f"{stem.name}.npz", provenance={
+        "checkpoint": str(source), "timesteps": int(model.num_timesteps)})
 
     rows = []
     if (run_dir / "eval.csv").is_file():
@@ -104,6 +112,7 @@ def export(checkpoint: str, out: str, games: Sequence[int], seed: int,
     info = {
         "checkpoint": str(source),
         "timesteps": int(model.num_timesteps),
+        "numpy_policy": npz.name,
         "export_command": "python -m training.export_model " + " ".join(sys.argv[1:]),
         **chain[0],
         "resumed_from": chain[1:],
@@ -132,7 +141,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if any(g < 1 for g in args.games):
         parser.error(f"--games must be positive, got {args.games}")
     opponents = [s.strip() for s in args.opponents.split(",") if s.strip()]
-    export(args.checkpoint, args.out, args.games, args.seed, opponents, args.workers)
+    from training.tournament import OutputPathError
+
+    try:
+        export(args.checkpoint, args.out, args.games, args.seed, opponents, args.workers)
+    except OutputPathError as e:
+        parser.error(str(e))
     return 0
 
 

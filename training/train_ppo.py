@@ -28,8 +28,9 @@ plot. Outputs, all in ``runs/<run_name>/``:
 
 With ``--save-path models/ppo_2p.zip`` the final model is also written there without its
 optimizer state (a few hundred KB instead of ~3x that; training resumed from it starts with a
-fresh Adam state), next to ``ppo_2p.json`` (config and final evaluation), ``ppo_2p_curve.csv``
-and ``ppo_2p_curve.png``.
+fresh Adam state), next to ``ppo_2p.npz`` (the policy alone, for play without torch or
+unpickling: :func:`agents.ppo.export_policy`), ``ppo_2p.json`` (config and final evaluation),
+``ppo_2p_curve.csv`` and ``ppo_2p_curve.png``.
 """
 
 from __future__ import annotations
@@ -781,8 +782,12 @@ def train(args: Args) -> dict[str, Any]:
         target = Path(args.save_path)
         if target.suffix != ".zip":
             target = target.with_name(target.name + ".zip")
+        from agents.ppo import export_policy
+
         target.parent.mkdir(parents=True, exist_ok=True)
         strip_optimizer_and_save(model, target)
+        export_policy(target, target.with_suffix(".npz"), provenance={
+            "run_dir": str(run_dir), "timesteps": int(model.num_timesteps)})
         stem = target.with_suffix("")
         (stem.parent / f"{stem.name}.json").write_text(
             json.dumps({**config, "summary": summary}, indent=2) + "\n"
