@@ -17,7 +17,15 @@ pytest.importorskip("sb3_contrib")
 from agents import make_agent  # noqa: E402
 from agents.ppo import OBS_SCALE, PPOAgent, resolve_model_path  # noqa: E402
 from training.tournament import AgentSpecError, build_agent, run_tournament  # noqa: E402
-from training.train_ppo import Args, OpponentPool, parse_args, read_eval_csv, train  # noqa: E402
+from training.train_ppo import (  # noqa: E402
+    Args,
+    OpponentPool,
+    TrainingError,
+    parse_args,
+    read_eval_csv,
+    train,
+)
+from training.train_ppo import main as train_main  # noqa: E402
 from uno_mk_env.gym_env import UnoMarioKartGymEnv  # noqa: E402
 from uno_mk_env.observation import OBS_SIZE  # noqa: E402
 
@@ -90,6 +98,77 @@ def test_resume_continues_from_a_checkpoint(trained, tmp_path):
     assert out["timesteps"] >= 3072
     rows = read_eval_csv(Path(out["run_dir"]) / "eval.csv")
     assert min(r["timesteps"] for r in rows) == 0  # the earlier run's curve is carried over
+
+
+def _last_checkpoint(summary: dict) -> tuple[Path, int]:
+    from agents.ppo import sb3_data
+
+    ckpts = Path(summary["run_dir"], "checkpoints").glob("ppo_*_steps.zip")
+    ckpt = max(ckpts, key=lambda p: int(p.stem.split("_")[1]))
+    return ckpt, sb3_data(ckpt)["num_timesteps"]
+
+
+def _cli_args(tmp_path: Path, *more: str) -> list[str]:
+    """A tiny run on the command line (no hyperparameters: a resume keeps the model's)."""
+    return ["--runs-dir", str(tmp_path / "runs"), "--n-envs", "1", "--vec-env", "dummy",
+            "--opponents", "greedy", "--opponent-weights", "", "--eval-every", "0",
+            "--eval-games", "4", "--final-eval-games", "4", "--eval-opponents", "greedy",
+            "--checkpoint-every", "0", "--snapshot-every", "0", "--no-progress", *more]
+
+
+def test_resume_of_a_missing_checkpoint_is_one_line_and_creates_nothing(tmp_path, capsys):
+    missing = str(tmp_path / "nope.zip")
+    with pytest.raises(TrainingError, match="checkpoint not found"):
+        train(tiny_args(tmp_path, resume=missing))
+    assert train_main(_cli_args(tmp_path, "--resume", missing)) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nope.zip" in err and "Traceback" not in err
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "models").exists()
+
+
+def test_resume_with_the_steps_already_reached_is_one_line(trained, tmp_path, capsys):
+    _, summary = trained
+    ckpt, steps = _last_checkpoint(summary)
+    with pytest.raises(TrainingError, match=f"already has {steps} steps"):
+        train(tiny_args(tmp_path, resume=str(ckpt), total_timesteps=steps, save_path=""))
+    assert train_main(_cli_args(tmp_path, "--resume", str(ckpt), "--total-timesteps",
+                                str(steps - 1))) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nothing to train" in err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_resume_refuses_changed_hyperparameters_and_config_records_the_truth(
+    trained, tmp_path, capsys
+):
+    """A resumed model keeps its architecture and PPO hyperparameters: changing one is refused
+    (each listed, old → new); on the command line the ones not given are the model's, and
+    config.json records what ran (it used to record the defaults)."""
+    from agents.ppo import sb3_data
+
+    _, summary = trained
+    ckpt, steps = _last_checkpoint(summary)
+    with pytest.raises(TrainingError) as info:
+        train(tiny_args(tmp_path, resume=str(ckpt), total_timesteps=steps + 512, n_steps=128,
+                        net_arch="64,64", save_path=""))
+    message = str(info.value)
+    assert "n_steps 256 → 128" in message and "net_arch '32,32' → '64,64'" in message
+    assert "\n" not in message and not (tmp_path / "runs").exists()
+
+    assert train_main(_cli_args(tmp_path, "--resume", str(ckpt), "--total-timesteps",
+                                str(steps + 512), "--n-epochs", "3")) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "n_epochs 2 → 3" in err and not (tmp_path / "runs").exists()
+
+    assert train_main(_cli_args(tmp_path, "--resume", str(ckpt), "--total-timesteps",
+                                str(steps + 512))) == 0
+    (run,) = (tmp_path / "runs").iterdir()
+    recorded = json.loads((run / "config.json").read_text())["args"]
+    assert (recorded["net_arch"], recorded["n_steps"], recorded["batch_size"],
+            recorded["n_epochs"]) == ("32,32", 256, 128, 2)
+    data = sb3_data(run / "final.zip")
+    assert (data["n_steps"], data["batch_size"], data["n_epochs"]) == (256, 128, 2)
+    assert data["num_timesteps"] >= steps + 512
 
 
 def test_export_model_ships_a_checkpoint_of_a_resumed_run(trained, tmp_path):
@@ -306,3 +385,13 @@ def test_asymmetric_critic_run_trains_and_its_actor_ignores_the_state(tmp_path):
         if not env.agents:
             break
 
+
+def test_given_fields_reads_the_flags_as_argparse_does():
+    """A resume keeps the model's own value of each hyperparameter not given on the command
+    line, so the flags given must be recognised in every form argparse accepts."""
+    from training.train_ppo import given_fields
+
+    argv = ["--n-ste", "8", "--no-progress", "--net_arch=1,2", "--resume", "x.zip",
+            "--total-timesteps=5", "--n", "3"]  # "--n" is ambiguous: argparse refuses it
+    assert given_fields(argv) == {"n_steps", "progress", "net_arch", "resume", "total_timesteps"}
+    assert parse_args(["--n-ste", "8"]).n_steps == 8

@@ -31,6 +31,12 @@ optimizer state (a few hundred KB instead of ~3x that; training resumed from it 
 fresh Adam state), next to ``ppo_2p.npz`` (the policy alone, for play without torch or
 unpickling: :func:`agents.ppo.export_policy`), ``ppo_2p.json`` (config and final evaluation),
 ``ppo_2p_curve.csv`` and ``ppo_2p_curve.png``.
+
+``--resume`` continues a checkpoint with its own architecture and PPO hyperparameters: on the
+command line the ones not given are taken from the checkpoint's run, and giving one that
+differs is refused (:data:`RESUME_MAY_CHANGE` lists what may change), so ``config.json``
+records what runs. It loads the checkpoint with stable-baselines3's loader, which unpickles:
+resume only from files you trust.
 """
 
 from __future__ import annotations
@@ -159,7 +165,9 @@ class Args:
     max_minutes: float = 0.0
     """stop training (then evaluate and save as usual) after this many minutes (0: no limit)"""
     resume: str = ""
-    """a checkpoint .zip to continue training from (its hyperparameters are kept)"""
+    """a checkpoint .zip to continue training from: its architecture and PPO hyperparameters
+    are kept (changing one is refused; see RESUME_MAY_CHANGE); stable-baselines3's loader
+    unpickles the file, so resume only from files you trust"""
     progress: bool = True
     """show a progress bar"""
     verbose: int = 0
@@ -613,6 +621,213 @@ def _make_callback(args: Args, run_dir: Path, eval_rows: list[dict[str, Any]], v
     return EvalAndSelfPlay()
 
 
+# ---------------------------------------------------------------------------------- resume
+class TrainingError(ValueError):
+    """A training request that is refused before anything is created (a missing or unreadable
+    checkpoint, nothing left to train, a hyperparameter a resumed model cannot change); one
+    line."""
+
+
+#: Arguments that may differ from the checkpoint's run on ``--resume``: they are read from the
+#: arguments of every run (environment, opponents, self-play, evaluation, checkpoints, outputs,
+#: the step budget). The others (:data:`RESUME_FIXED`) belong to the model: its architecture,
+#: its PPO hyperparameters and how it was started (behaviour cloning does not run on resume).
+RESUME_MAY_CHANGE = frozenset({
+    "exp_name", "seed", "torch_threads", "num_players", "reward", "max_steps", "n_envs",
+    "vec_env", "opponents", "opponent_weights", "self_play_prob", "snapshot_every",
+    "max_snapshots", "snapshot_deterministic", "total_timesteps", "eval_every", "eval_games",
+    "final_eval_games", "eval_opponents", "checkpoint_every", "runs_dir", "save_path",
+    "max_minutes", "resume", "progress", "verbose",
+})
+RESUME_FIXED = tuple(f.name for f in dataclasses.fields(Args) if f.name not in RESUME_MAY_CHANGE)
+
+
+def _checkpoint_hyperparameters(data: dict[str, Any]) -> dict[str, Any]:
+    """The :data:`RESUME_FIXED` values a checkpoint's ``data`` JSON tells (read as JSON and
+    literals only, never unpickled)."""
+    import re
+
+    from agents.ppo import sb3_literal
+
+    def number(v: Any) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+    out: dict[str, Any] = {}
+    for key in ("n_steps", "batch_size", "n_epochs"):
+        if isinstance(data.get(key), int) and not isinstance(data.get(key), bool):
+            out[key] = data[key]
+    for key in ("gamma", "gae_lambda", "ent_coef", "vf_coef", "max_grad_norm"):
+        if number(data.get(key)):
+            out[key] = float(data[key])
+    if "target_kl" in data and (data["target_kl"] is None or number(data["target_kl"])):
+        out["target_kl"] = float(data["target_kl"] or 0.0)
+    clip = data.get("clip_range")
+    if number(clip):
+        out["clip_range"] = float(clip)
+    elif isinstance(clip, dict):
+        m = re.fullmatch(r"ConstantSchedule\(val=([-+0-9.eE]+)\)",
+                         str(clip.get("value_schedule", "")))
+        if m:
+            out["clip_range"] = float(m[1])
+    if number(data.get("learning_rate")):  # a constant rate (an annealed one is a function)
+        out["learning_rate"], out["anneal_lr"] = float(data["learning_rate"]), False
+    kwargs = data.get("policy_kwargs")
+    if isinstance(kwargs, dict):
+        net_arch = sb3_literal(kwargs.get("net_arch"))
+        if isinstance(net_arch, dict) and isinstance(net_arch.get("pi"), list):
+            pi, vf = net_arch["pi"], net_arch.get("vf", net_arch["pi"])
+            out["net_arch"] = ",".join(map(str, pi))
+            out["vf_arch"] = "" if vf == pi else ",".join(map(str, vf))
+        elif isinstance(net_arch, list):
+            out["net_arch"], out["vf_arch"] = ",".join(map(str, net_arch)), ""
+        m = re.fullmatch(r"<class 'torch\.nn\.modules\.activation\.(Tanh|ReLU)'>",
+                         str(kwargs.get("activation_fn", "<class 'torch.nn.modules.activation."
+                                                          "Tanh'>")))
+        if m:
+            out["activation"] = m[1].lower()
+        out["critic_state"] = "actor_size" in kwargs
+    return out
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _first_run_args(checkpoint: Path) -> dict[str, Any]:
+    """The arguments of the run that created the model of ``checkpoint``: the config of its run
+    (``config.json`` of its run directory, else the ``.json`` of an exported model), followed
+    back through ``resume`` to the first run of the chain, whose model arguments every resumed
+    run kept (an export's JSON lists the chain in ``resumed_from``). Empty when unknown."""
+    from agents.ppo import resolve_model_path
+
+    config = _read_json(run_dir_of(checkpoint) / "config.json") or _read_json(
+        checkpoint.with_suffix(".json"))
+    if config is None:
+        return {}
+    chain = config.get("resumed_from")
+    if isinstance(chain, list) and chain and isinstance(chain[-1], dict):
+        config = chain[-1]
+    seen: set[Path] = set()
+    while isinstance(config.get("args"), dict) and config["args"].get("resume"):
+        try:
+            previous = run_dir_of(resolve_model_path(config["args"]["resume"])) / "config.json"
+        except (FileNotFoundError, OSError, TypeError):
+            break
+        earlier = _read_json(previous)
+        if earlier is None or previous in seen:
+            break
+        seen.add(previous)
+        config = earlier
+    args = config.get("args")
+    return args if isinstance(args, dict) else {}
+
+
+def resume_source(resume: str) -> tuple[Path, int, dict[str, Any]]:
+    """The checkpoint of ``--resume``, its step count and what is known of the arguments it
+    was trained with (:data:`RESUME_FIXED`), read without unpickling: the arguments of the run
+    that created it (:func:`_first_run_args`), overridden by what the checkpoint's own ``data``
+    JSON tells.
+
+    Raises:
+        TrainingError: the file is missing or is not a stable-baselines3 model.
+    """
+    from agents.ppo import ModelFileError, resolve_model_path, sb3_data
+
+    try:
+        path = resolve_model_path(resume)
+        data = sb3_data(path)
+    except FileNotFoundError:
+        raise TrainingError(f"--resume {resume!r}: checkpoint not found (from {Path.cwd()})"
+                            ) from None
+    except ModelFileError as e:
+        raise TrainingError(f"--resume: {e}") from None
+    stored = _first_run_args(path)
+    known = {k: stored[k] for k in RESUME_FIXED if k in stored}
+    known.update(_checkpoint_hyperparameters(data))
+    steps = data.get("num_timesteps")
+    return path, steps if isinstance(steps, int) else 0, known
+
+
+def _comparable(name: str, values: dict[str, Any]) -> Any:
+    value = values[name]
+    if name == "net_arch":
+        return _ints(str(value))
+    if name == "vf_arch":  # empty: the same as net_arch
+        return _ints(str(value)) or _ints(str(values.get("net_arch", "")))
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def check_resume_args(args: Args, path: Path, steps: int, known: dict[str, Any]) -> None:
+    """Refuses a resume that would not do what ``args`` (and so ``config.json``) says.
+
+    Raises:
+        TrainingError: one line listing every :data:`RESUME_FIXED` argument that differs from
+            the checkpoint's run (old → new), or saying that the checkpoint already has
+            ``--total-timesteps`` steps.
+    """
+    new = dataclasses.asdict(args)
+    old = {**known}
+    old.setdefault("bc_teacher", "")  # behaviour cloning does not run on resume
+    changed = [
+        f"{name} {old[name]!r} → {new[name]!r}"
+        for name in RESUME_FIXED
+        if name in old and _comparable(name, old) != _comparable(name, {**old, **new})
+        and (name != "vf_arch" or old[name] != new[name])  # else told by the net_arch change
+    ]
+    if changed:
+        raise TrainingError(
+            f"--resume {path}: {', '.join(changed)}: a resumed model keeps its architecture, "
+            "its PPO hyperparameters and its start (only the environment, opponent, self-play, "
+            "evaluation, checkpoint, output and step-budget arguments may change: "
+            "training.train_ppo.RESUME_MAY_CHANGE)"
+        )
+    if steps >= args.total_timesteps:
+        raise TrainingError(
+            f"--resume {path}: the checkpoint already has {steps} steps and --total-timesteps is "
+            f"{args.total_timesteps}: nothing to train (--total-timesteps counts the "
+            "checkpoint's steps too; ask for more)"
+        )
+
+
+def given_fields(argv: Sequence[str]) -> set[str]:
+    """The :class:`Args` fields set on a command line (``--n-steps 8``, ``--n_steps=8``,
+    ``--no-progress``, or a unique prefix such as ``--n-ste 8``, as argparse allows)."""
+    names = [f.name for f in dataclasses.fields(Args)]
+    given = set()
+    for token in argv:
+        if not token.startswith("--"):
+            continue
+        flag = token[2:].split("=", 1)[0].replace("-", "_")
+        for name in (flag, flag[3:] if flag.startswith("no_") else None):
+            if name is None:
+                continue
+            matches = [n for n in names if n == name] or [n for n in names if n.startswith(name)]
+            if len(matches) == 1:
+                given.add(matches[0])
+                break
+    return given
+
+
+def inherit_resume_args(args: Args, given: set[str]) -> Args:
+    """``args`` with each :data:`RESUME_FIXED` argument not in ``given`` taken from the
+    checkpoint's run when known (so ``--resume X --total-timesteps N`` continues with the
+    model's own hyperparameters, and config.json records them); the ones given are checked by
+    :func:`check_resume_args`.
+
+    Raises:
+        TrainingError: the checkpoint is missing or not a stable-baselines3 model.
+    """
+    _, _, known = resume_source(args.resume)
+    taken = {k: v for k, v in known.items() if k not in given and k in RESUME_FIXED}
+    return dataclasses.replace(args, **taken)
+
+
 # ------------------------------------------------------------------------------------ main
 def _versions() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
@@ -655,8 +870,25 @@ def train(args: Args) -> dict[str, Any]:
     from stable_baselines3.common.logger import configure
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    if args.num_players < 2 or args.n_envs < 1:
-        raise ValueError("--num-players must be >= 2 and --n-envs >= 1")
+    from training.tournament import check_output_dir
+
+    if args.num_players < 2 or args.n_envs < 1 or args.total_timesteps < 1:
+        raise TrainingError("--num-players must be >= 2, --n-envs >= 1 and --total-timesteps "
+                            f">= 1, got {args.num_players}, {args.n_envs} and "
+                            f"{args.total_timesteps}")
+    # Everything that can be refused is checked before a run folder is made.
+    if args.resume:
+        resume_path, resume_steps, known = resume_source(args.resume)
+        check_resume_args(args, resume_path, resume_steps, known)
+    target = None
+    if args.save_path:
+        target = Path(args.save_path)
+        if target.suffix != ".zip":
+            target = target.with_name(target.name + ".zip")
+        stem = target.with_suffix("")
+        check_output_dir(target.parent, [target.name, f"{stem.name}.npz", f"{stem.name}.json",
+                                         f"{stem.name}_curve.csv", f"{stem.name}_curve.png"])
+    check_output_dir(args.runs_dir, [])
     run_name = f"{args.exp_name}_{args.num_players}p__s{args.seed}__{int(time.time())}"
     run_dir = Path(args.runs_dir) / run_name
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -677,12 +909,26 @@ def train(args: Args) -> dict[str, Any]:
     vec_env = SubprocVecEnv(thunks) if use_subproc else DummyVecEnv(thunks)
     vec_env.seed(args.seed)
 
+    lr: Any = args.learning_rate
+    if args.anneal_lr:
+        lr0 = args.learning_rate
+
+        def lr(progress_remaining: float) -> float:
+            # clamped: a run asked for fewer steps than one rollout goes past the end
+            return lr0 * (0.1 + 0.9 * min(max(progress_remaining, 0.0), 1.0))
+
+    # The PPO hyperparameters, applied to a resumed model too (they were checked against the
+    # checkpoint's above), so that config.json records what runs.
+    hyper: dict[str, Any] = dict(
+        learning_rate=lr, n_steps=args.n_steps, batch_size=args.batch_size,
+        n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda,
+        clip_range=args.clip_range, ent_coef=args.ent_coef, vf_coef=args.vf_coef,
+        max_grad_norm=args.max_grad_norm, target_kl=args.target_kl or None,
+        verbose=args.verbose,
+    )
     eval_rows: list[dict[str, Any]] = []
     if args.resume:
-        from agents.ppo import resolve_model_path
-
-        resume_path = resolve_model_path(args.resume)
-        model = MaskablePPO.load(resume_path, env=vec_env, device="cpu")
+        model = MaskablePPO.load(resume_path, env=vec_env, device="cpu", **hyper)
         model.set_random_seed(args.seed)
         # Keep the earlier run's curve and self-play pool when the checkpoint sits in a run dir.
         old_run = run_dir_of(resume_path)
@@ -693,14 +939,6 @@ def train(args: Args) -> dict[str, Any]:
         pi = _ints(args.net_arch)
         vf = _ints(args.vf_arch) if args.vf_arch else pi
         activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[args.activation]
-        lr: Any = args.learning_rate
-        if args.anneal_lr:
-            lr0 = args.learning_rate
-
-            def lr(progress_remaining: float) -> float:
-                # clamped: a run asked for fewer steps than one rollout goes past the end
-                return lr0 * (0.1 + 0.9 * min(max(progress_remaining, 0.0), 1.0))
-
         policy: Any = "MlpPolicy"
         policy_kwargs: dict[str, Any] = {
             "net_arch": {"pi": pi, "vf": vf}, "activation_fn": activation,
@@ -711,14 +949,8 @@ def train(args: Args) -> dict[str, Any]:
 
             policy = AsymmetricActorCriticPolicy
             policy_kwargs["actor_size"] = OBS_SIZE
-        model = MaskablePPO(
-            policy, vec_env, learning_rate=lr, n_steps=args.n_steps,
-            batch_size=args.batch_size, n_epochs=args.n_epochs, gamma=args.gamma,
-            gae_lambda=args.gae_lambda, clip_range=args.clip_range, ent_coef=args.ent_coef,
-            vf_coef=args.vf_coef, max_grad_norm=args.max_grad_norm,
-            target_kl=args.target_kl or None,
-            policy_kwargs=policy_kwargs, seed=args.seed, device="cpu", verbose=args.verbose,
-        )
+        model = MaskablePPO(policy, vec_env, policy_kwargs=policy_kwargs, seed=args.seed,
+                            device="cpu", **hyper)
     model.set_logger(configure(str(run_dir), ["tensorboard", "csv"]
                                + (["stdout"] if args.verbose else [])))
 
@@ -778,10 +1010,7 @@ def train(args: Args) -> dict[str, Any]:
         "final_eval": [{k: r[k] for k in EVAL_COLUMNS if k in r} for r in final],
     }
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    if args.save_path:
-        target = Path(args.save_path)
-        if target.suffix != ".zip":
-            target = target.with_name(target.name + ".zip")
+    if target is not None:
         from agents.ppo import export_policy
 
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -799,9 +1028,21 @@ def train(args: Args) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m training.train_ppo``: 0 when trained, 2 with a one-line error when the
+    request is refused (a missing checkpoint, nothing left to train, a changed hyperparameter
+    on ``--resume``, an output place that cannot be written)."""
+    from training.tournament import OutputPathError
+
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", str(args.torch_threads))
-    summary = train(args)
+    try:
+        if args.resume:
+            args = inherit_resume_args(args, given_fields(argv))
+        summary = train(args)
+    except (TrainingError, OutputPathError) as e:
+        print(f"python -m training.train_ppo: error: {e}", file=sys.stderr)
+        return 2
     print(json.dumps(summary, indent=2))
     return 0
 
