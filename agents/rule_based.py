@@ -29,7 +29,7 @@ import numpy as np
 from uno_mk_env import PlayerView
 from uno_mk_env import actions as A
 from uno_mk_env.cards import COLOUR_OF, DRAW_TWO, POINTS, RANK_OF, REVERSE, SKIP, W4, WB
-from uno_mk_env.game import COLOUR_AFTER_W4
+from uno_mk_env.view import COLOUR_AFTER_W4
 
 from .base import Agent, register
 

@@ -256,7 +256,9 @@ def test_dicts_are_copies() -> None:
 # ------------------------------------------------------------------------------ rejection
 def _game_count() -> int:
     gc.collect()
-    return sum(1 for o in gc.get_objects() if isinstance(o, Game))
+    # type(), not isinstance(): isinstance on every live object wakes lazy modules (torch's
+    # deprecated attributes warn)
+    return sum(1 for o in gc.get_objects() if type(o) is Game)
 
 
 def assert_rejected(d: Any, *needles: str) -> None:
@@ -369,3 +371,163 @@ def _counts(codes: list[str]) -> list[int]:
     for c in codes:
         counts[cards.kind(c)] += 1
     return counts
+
+
+# ------------------------------------------------------------------- hostile full states
+
+
+def _full() -> dict[str, Any]:
+    """A real mid-game state of four players (every field present)."""
+    return midgame(seed=5, steps=40).to_dict()
+
+
+def _set(d: dict[str, Any], path: tuple, value: Any) -> dict[str, Any]:
+    d = copy.deepcopy(d)
+    node = d
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return d
+
+
+HOSTILE = [  # what an outside audit fed from_dict: each raised a raw error or crashed later
+    (("round",), None, "'round'"),
+    (("idle_turns",), "x", "'idle_turns'"),
+    (("idle_turns",), 300, "'idle_turns'"),
+    (("num_steps",), float("nan"), "'num_steps'"),
+    (("rng",), None, "'rng'"),
+    (("rng", "state", "state"), "-1", "'rng'"),
+    (("rng", "state", "state"), str(2**200), "'rng'"),
+    (("rng", "bit_generator"), "os.system", "'rng'"),
+    (("rules",), {1: 2}, "'rules'"),
+    (("turn_player",), 99, "'turn_player'"),
+    (("previous_turn_player",), 99, "'previous_turn_player'"),
+    (("winner",), "abc", "'winner'"),
+    (("winner",), 1, "'winner'"),  # a winner while the game goes on
+    (("scores",), [10**400, 0, 0, 0], "'scores[0]'"),
+    (("scores",), [2000, 0, 0, 0], "'scores[0]'"),  # above a single round's 1440
+    (("reveal",), {"player": 0, "to": 1, "hand": ["R1"] * 300}, "'reveal.hand'"),
+    (("reveal",), {"player": 0, "to": 0, "hand": ["R1"]}, "'reveal'"),
+    (("uno_called",), ["x", False, False, False], "'uno_called[0]'"),
+    (("round_hand_points",), [1, 2], "'round_hand_points'"),
+    (("dealer",), -1, "'dealer'"),
+    (("format",), 99, "'format'"),
+    (("colour_context",), "w4", "'colour_context'"),  # only in phase choose_colour
+    (("w4",), {"player": 0, "previous_colour": "R", "illegal": "no"}, "'w4.illegal'"),
+    (("last_item",), "Star", "'last_item'"),
+]
+
+
+@pytest.mark.parametrize(("path", "value", "needle"), HOSTILE,
+                         ids=[f"{'.'.join(map(str, p))}={v!r:.20}" for p, v, _ in HOSTILE])
+def test_hostile_field_raises_state_error_naming_it(path, value, needle) -> None:
+    assert_rejected(_set(_full(), path, value), needle)
+
+
+def test_seed_must_be_an_int() -> None:
+    with pytest.raises(StateError, match="seed"):
+        Game.from_dict(minimal(), seed="7")  # type: ignore[arg-type]
+
+
+GARBAGE = [None, True, False, -1, 0, 1, 2, 3, 99, 2**70, 10**400, float("nan"), 1.5, "x", "R7",
+           "W4", "play", [], [None], [0, 0], ["R1"] * 300, {}, {"player": 0}, [[0] * 4] * 4]
+
+
+def _paths(d: Any, prefix: tuple = ()) -> list[tuple]:
+    out = []
+    if isinstance(d, dict):
+        for k, v in d.items():
+            out.append(prefix + (k,))
+            out += _paths(v, prefix + (k,))
+    elif isinstance(d, list) and d and len(d) <= 10:
+        for i, v in enumerate(d):
+            out.append(prefix + (i,))
+            out += _paths(v, prefix + (i,))
+    return out
+
+
+def _exercise(g: Game, rng: np.random.Generator) -> None:
+    """Everything a user does with a game: views, observations, the state vector, a JSON round
+    trip, a few random steps. Nothing may raise."""
+    from uno_mk_env.observation import encode, encode_state
+
+    for _ in range(6):
+        for seat in range(g.num_players):
+            encode(g.view(seat))
+        encode_state(g)
+        assert Game.from_dict(json.loads(json.dumps(g.to_dict()))) == g
+        if g.game_over:
+            return
+        ids = g.legal_action_ids()
+        assert ids, "a live game with no legal action"
+        g.step(ids[int(rng.integers(len(ids)))])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_from_dict_fuzz_raises_state_error_or_builds_a_game_that_works(seed: int) -> None:
+    """Random fields of real states (every preset's fields, nested ones too) set to garbage:
+    ``from_dict`` raises StateError, or the game it builds survives views, encoders, a JSON
+    round trip and play. Never a raw TypeError/ValueError/... and never a later crash."""
+    from uno_mk_env import PRESETS
+
+    rng = np.random.default_rng(seed)
+    presets = list(PRESETS)
+    built = rejected = 0
+    for trial in range(200):
+        preset = presets[trial % len(presets)]
+        base = midgame(seed=trial, steps=int(rng.integers(0, 60)),
+                       num_players=int(rng.integers(2, 8)), **PRESETS[preset]).to_dict()
+        d = base
+        for _ in range(int(rng.integers(1, 3))):
+            paths = _paths(d)
+            path = paths[int(rng.integers(len(paths)))]
+            d = _set(d, path, GARBAGE[int(rng.integers(len(GARBAGE)))])
+        try:
+            g = Game.from_dict(d)
+        except StateError:
+            rejected += 1
+            continue
+        built += 1
+        _exercise(g, rng)
+    assert rejected > 100 and built >= 3
+
+
+# ---------------------------------------------------------------------- tampered views
+
+VIEW_GARBAGE = [None, True, -1, 0, 1, 2, 99, 2**70, 1.5, "x", b"", bytes(54), bytes([9] * 54),
+                (), (0,), (1, 1, 1, 1), b"\x09" * 40]
+
+
+def test_from_view_of_a_tampered_view_raises_state_error_naming_the_field() -> None:
+    """``Game.from_view`` with a PlayerView whose fields were tampered with: StateError naming a
+    PlayerView field, or a game that works (never a raw error, never a later crash)."""
+    from uno_mk_env import PRESETS, PlayerView
+
+    rng = np.random.default_rng(0)
+    rejected = 0
+    for trial in range(300):
+        preset = list(PRESETS)[trial % len(PRESETS)]
+        g = midgame(seed=trial, steps=int(rng.integers(0, 60)),
+                    num_players=int(rng.integers(2, 8)), **PRESETS[preset])
+        view = g.view(int(rng.integers(g.num_players)))
+        field = PlayerView._fields[int(rng.integers(len(PlayerView._fields)))]
+        if field == "legal_actions":
+            continue  # not read by from_view
+        bad = view._replace(**{field: VIEW_GARBAGE[int(rng.integers(len(VIEW_GARBAGE)))]})
+        try:
+            sample = Game.from_view(bad, rng)
+        except StateError as e:
+            rejected += 1
+            assert "PlayerView" in str(e) or "'" in str(e), str(e)
+            continue
+        _exercise(sample, rng)
+    assert rejected > 150
+
+
+def test_from_view_rejects_hand_sizes_that_the_unseen_cards_cannot_fill() -> None:
+    g = midgame(seed=3, steps=10)
+    view = g.view(0)
+    sizes = list(view.hand_sizes)
+    sizes[1] += 200
+    with pytest.raises(StateError, match="hand_sizes"):
+        Game.from_view(view._replace(hand_sizes=tuple(sizes)), np.random.default_rng(0))

@@ -6,8 +6,10 @@ only when used.
 """
 
 from . import actions, cards
-from .game import Game, IllegalActionError, PlayerView, StateError
+from .errors import IllegalActionError, StateError
+from .game import Game
 from .rules import OPTIONS, PRESETS, Rules, RulesError, preset
+from .view import PlayerView
 
 __version__ = "0.3.0"
 

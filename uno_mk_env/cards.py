@@ -99,6 +99,15 @@ def codes(kind_ids: Iterable[int]) -> list[str]:
     return [CODES[k] for k in kind_ids]
 
 
+def counts_to_kinds(counts: Iterable[int]) -> tuple[int, ...]:
+    """A count vector over kinds as the sorted kinds (``[0, 2, ...]`` -> ``(1, 1)``)."""
+    out: list[int] = []
+    for k, n in enumerate(counts):
+        if n:
+            out += [k] * n
+    return tuple(out)
+
+
 def counts_to_codes(counts: Iterable[int]) -> list[str]:
     """A count vector over kinds as a sorted list of codes (``[0, 2, ...]`` -> ``["R1", "R1"]``)."""
     return [CODES[k] for k, n in enumerate(counts) for _ in range(n)]

@@ -1,42 +1,40 @@
-"""The rules engine: a mutable game state machine for UNO Mario Kart (RULES.md R1-R10).
+"""The rules engine: a mutable game state machine for UNO Mario Kart (rules R1-R10).
 
-Design (see DESIGN.md §4 and STYLE.md):
+Design:
 
 * State is plain ints and count vectors: ``hands[seat][kind]`` counts, piles as lists of kind ids,
   the active colour a field of the game (never written onto a card).
 * One ``numpy.random.Generator`` per game; :meth:`Game.to_dict` stores its state, so a position
   round-trips exactly.
 * Legal actions are computed once per decision and cached; :meth:`Game.legal_action_ids` is the
-  fast path, :meth:`Game.legal_actions` the bool mask of DESIGN.md §3.
+  fast path, :meth:`Game.legal_actions` the bool mask over the 73 action ids.
 * Illegal input fails loudly (:class:`IllegalActionError`, :class:`StateError`); choosing an RL
   penalty is the env layer's job.
 
+The other engine modules hold one idea each: :mod:`.legality` (R4.1/R6.1 and their fast tables),
+:mod:`.view` (:class:`PlayerView`), :mod:`.events` (the event log's format), :mod:`.state`
+(state dicts and their validation), :mod:`.sampling` (games consistent with a view).
 The engine imports neither gymnasium nor pettingzoo and never prints.
 """
 
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import actions as A
 from .cards import (
     BANANA,
-    CODES,
     COLOUR_OF,
-    COLOURS,
-    COPIES,
     DECK,
     DRAW_TWO,
     GREEN_SHELL,
-    ITEM_NAMES,
     ITEM_OF,
     LIGHTNING,
     MUSHROOM,
-    NUM_CARDS,
     NUM_COLOURS,
     NUM_KINDS,
     POINTS,
@@ -45,29 +43,43 @@ from .cards import (
     SKIP,
     W4,
     WB,
+    counts_to_kinds,
 )
-from .cards import colour as parse_colour
-from .cards import kind as parse_kind
+from .errors import IllegalActionError, StateError
+from .events import event_for
+from .legality import CANDIDATES_ON, UNO_KEY, W4_BIT, held_mask, play_phase_ids, w4_is_legal
 from .rules import Rules
+from .view import (
+    COLOUR_AFTER_BOB_OMB,
+    COLOUR_AFTER_W4,
+    COLOUR_AT_START,
+    COLOUR_NO_FLIP,
+    NO_CARD,
+    VOID_MEMORY,
+    PlayerView,
+)
+
+if TYPE_CHECKING:
+    from .sampling import Condition
+
+__all__ = ["EVENT_LOGS", "Game", "IllegalActionError", "PlayerView", "StateError"]
 
 PLAY, PLAY_DRAWN, CHOOSE_COLOUR, CHOOSE_TARGET, CHALLENGE, GAME_OVER = (
     A.PLAY, A.PLAY_DRAWN, A.CHOOSE_COLOUR, A.CHOOSE_TARGET, A.CHALLENGE_PHASE, A.GAME_OVER,
 )
-
-# Why the current ``choose_colour`` decision happens (decides what follows it).
-COLOUR_AFTER_W4, COLOUR_AFTER_BOB_OMB, COLOUR_AT_START, COLOUR_NO_FLIP = range(4)
-_COLOUR_CONTEXT_NAMES = ("w4", "bob_omb", "start", "no_flip")
-
-_NO_CARD = -1
-#: ``PlayerView.void_evidence`` of a seat that just drew voluntarily facing a colour (R4.2).
-VOID_MEMORY = 8
+_NO_CARD = NO_CARD
 #: ``evidence.translate(_FADE[k])``: every byte lowered by ``k``, floored at 0 (k drawn cards).
 _FADE = tuple(bytes(max(v - k, 0) for v in range(256)) for k in range(VOID_MEMORY + 1))
 _DRAW, _KEEP, _CALL_UNO, _CATCH_UNO = A.DRAW, A.KEEP, A.CALL_UNO, A.CATCH_UNO
-STATE_FORMAT = 1
+_COLOUR_ACTIONS = tuple(range(A.COLOUR_BASE, A.COLOUR_BASE + NUM_COLOURS))
+_CHALLENGE_ACTIONS = (A.CHALLENGE, A.ACCEPT)
+#: Green Shell targets TARGET(+1 .. +N-1) by player count N.
+_TARGET_ACTIONS = {n: tuple(range(A.TARGET_BASE, A.TARGET_BASE + n - 1)) for n in range(2, 11)}
 #: ``Game(event_log=...)``: ``"recent"`` keeps the current and the previous round's events (memory
 #: bounded over a match of any length), ``"all"`` the whole match.
 EVENT_LOGS = ("recent", "all")
+_new_view = tuple.__new__
+assert len(PlayerView._fields) == 33, "Game.view builds PlayerView positionally: update it"
 
 
 def _as_action_id(action: Any) -> int:
@@ -80,176 +92,6 @@ def _as_action_id(action: Any) -> int:
     raise IllegalActionError(
         f"action must be an int action id 0-{A.NUM_ACTIONS - 1}, got {action!r}"
     )
-
-
-def _candidate_kinds(colour: int, rank: int) -> tuple[int, ...]:
-    """Kinds that may be playable on a top card of ``rank`` (13: a wild) with ``colour`` active,
-    ascending: the colour's 13 kinds, the same rank in the other colours, W4, WB (R4.1)."""
-    same_rank = [13 * c + rank for c in range(4) if c != colour] if rank < 13 else []
-    return tuple(sorted([*range(13 * colour, 13 * colour + 13), *same_rank, W4, WB]))
-
-
-# _CANDIDATES[colour][rank or 13]: bitmask of the kinds that may be played; the play-phase legal
-# moves are the set bits of ``held & candidates``.
-_CANDIDATES = tuple(
-    tuple(sum(1 << k for k in _candidate_kinds(c, r)) for r in range(14)) for c in range(4)
-)
-
-# _CANDIDATES_ON[colour][top kind]: the same masks indexed by the top card itself.
-_CANDIDATES_ON = tuple(
-    tuple(_CANDIDATES[c][top % 13 if top < W4 else 13] for top in range(NUM_KINDS))
-    for c in range(4)
-)
-_UNO_KEY = 1 << NUM_KINDS  # set in a play-phase key when CALL_UNO is legal too
-
-
-def _bit_ids(bits: int, base: int, tail: tuple[int, ...] = ()) -> tuple[tuple[int, ...], ...]:
-    """``table[v]``: the ids ``base + i`` of the set bits ``i`` of ``v``, ascending, then
-    ``tail``; for every ``v`` below ``2**bits``."""
-    if bits <= 7:
-        return tuple(
-            (*(base + i for i in range(bits) if v >> i & 1), *tail) for v in range(1 << bits)
-        )
-    half = bits // 2  # v = low + high << half: concatenate the two halves' tables
-    low, high = _bit_ids(half, base), _bit_ids(bits - half, base + half, tail)
-    return tuple([a + b for b in high for a in low])
-
-
-# The play-phase legal ids are a pure function of the key ``playable kinds' bitmask | UNO flag``.
-# Split into 14-bit chunks, each chunk's ids come from a table, in ascending order; the last
-# chunk (kinds 42-53 and the flag) ends with DRAW (and CALL_UNO when the flag is set).
-_PLAY_IDS_0 = _bit_ids(14, 0)
-_PLAY_IDS_1 = _bit_ids(14, 14)
-_PLAY_IDS_2 = _bit_ids(14, 28)
-_PLAY_IDS_3 = _bit_ids(12, 42, (_DRAW,)) + _bit_ids(12, 42, (_DRAW, _CALL_UNO))
-assert _UNO_KEY >> 42 == 1 << 12
-
-_COLOUR_ACTIONS = tuple(range(A.COLOUR_BASE, A.COLOUR_BASE + 4))
-_CHALLENGE_ACTIONS = (A.CHALLENGE, A.ACCEPT)
-_W4_BIT = 1 << W4
-_WB_BIT = 1 << WB
-_COLOUR_MASKS = tuple(sum(1 << k for k in range(13 * c, 13 * c + 13)) for c in range(4))
-
-
-def _held_mask(counts: Sequence[int]) -> int:
-    """Bit ``k`` set iff the hand holds kind ``k`` (kept beside the counts for fast legality)."""
-    return sum(1 << k for k, c in enumerate(counts) if c)
-
-
-def w4_is_legal(held: int, colour: int, item_box_counts: bool) -> bool:
-    """R6.1: a Wild Draw Four is legal iff the hand (``held``: bit ``k`` set when it holds kind
-    ``k``) has no card of the active ``colour`` and, when ``item_box_counts`` (the rule option
-    ``item_box_counts_for_w4``), no Wild Item Box."""
-    if held & _COLOUR_MASKS[colour]:
-        return False
-    return not (item_box_counts and held & _WB_BIT)
-
-
-#: Green Shell targets TARGET(+1 .. +N-1) by player count N.
-_TARGET_ACTIONS = {n: tuple(range(A.TARGET_BASE, A.TARGET_BASE + n - 1)) for n in range(2, 11)}
-
-
-class IllegalActionError(ValueError):
-    """An action that is not legal in the current state; names the action, phase and legal ids."""
-
-
-class StateError(ValueError):
-    """A malformed state dict given to :meth:`Game.from_dict`; names the field and the problem."""
-
-
-# --------------------------------------------------------------------------------------------
-# Events. A tuple per event, first element the type. Cards are kind ids. Private payloads
-# (cards drawn, a revealed hand) are hidden from other seats by :func:`event_for`.
-# ("deal", round, dealer)                  ("start_card", kind)
-# ("play", seat, kind)                     ("draw", seat, (kinds...), reason)
-# ("keep", seat)                           ("colour", seat, colour)
-# ("flip", seat, kind)                     ("item", seat, item)
-# ("target", seat, target_seat)            ("skip", seat)
-# ("reverse", seat, new_direction)         ("accept", seat)
-# ("challenge", challenger, w4_player, w4_was_illegal)
-# ("reveal", w4_player, challenger, (kinds...))
-# ("uno", seat)                            ("catch", catcher, offender)
-# ("reshuffle", n_cards)                   ("stalemate",)
-# ("round_end", winner_or_None, points, (scores...))
-# --------------------------------------------------------------------------------------------
-
-DRAW_REASONS = (
-    "deal", "voluntary", "draw_two", "wild_draw_four", "challenge_failed", "challenge_won",
-    "banana", "green_shell", "lightning", "bob_omb", "uno_penalty",
-)
-
-
-class PlayerView(NamedTuple):
-    """Everything one seat may know, and nothing else. Agents and the observation encoder see only
-    this. Card kinds are ids (``uno_mk_env.cards``); ``-1`` means "none". Counts per kind
-    (``hand``, ``discard_counts``, ``revealed_hand``) are ``bytes`` of 54: ``hand[k]`` is the
-    number of cards of kind ``k`` (an int; ``np.frombuffer(view.hand, np.uint8)`` for an array);
-    per-seat fields are tuples indexed by absolute seat.
-
-    Fields: ``phase`` (int, ``uno_mk_env.actions.PHASE_NAMES``), ``drawn_card`` (only when this
-    seat is deciding in ``play_drawn``), ``w4_player``/``w4_prev_colour`` (the round's latest W4),
-    ``revealed_hand``/``revealed_by`` (the W4 player's hand shown to this seat by its challenge),
-    ``last_item`` (``uno_mk_env.cards.ITEM_NAMES`` index), ``uno_catchable`` (a seat whose missed
-    UNO may be caught now, ``uno_catch="next_player"`` only), ``uno_pending`` (a seat left with
-    one card and no UNO call whose penalty or catch is still open, any ``uno_catch``),
-    ``colour_context`` (why a colour is
-    being chosen: 0 W4, 1 Bob-omb, 2 start card, 3 nothing to flip), ``idle_turns`` (R9 stalemate
-    count), ``turn_player``/``previous_turn_player`` (whose turn it is / was before),
-    ``void_evidence`` (``bytes``, index ``4 * seat + colour``: :data:`VOID_MEMORY` when the
-    seat last drew voluntarily (R4.2) while that colour was active, minus one per card it drew
-    since, floored at 0; 0 if it has not this round: how fresh the public sign is that it holds
-    none of that colour), ``w4_hand_size`` (cards the latest W4's player held beside it when it
-    played it, -1 if none: public, as hand sizes are), ``w4_illegal`` (whether that W4 broke R6.1,
-    1/0, known only to its player; -1 for every other seat), ``legal_actions`` (ids, only for
-    the decider).
-    """
-
-    seat: int
-    num_players: int
-    rules: Rules
-    phase: int
-    current_player: int
-    hand: bytes
-    top_card: int
-    active_colour: int
-    drawn_card: int
-    direction: int
-    hand_sizes: tuple[int, ...]
-    uno_called: tuple[bool, ...]
-    scores: tuple[int, ...]
-    draw_pile_size: int
-    discard_pile_size: int
-    discard_counts: bytes
-    w4_player: int
-    w4_prev_colour: int
-    revealed_hand: bytes | None
-    revealed_by: int
-    last_item: int
-    uno_catchable: int
-    uno_pending: int
-    dealer: int
-    round: int
-    colour_context: int
-    idle_turns: int
-    turn_player: int
-    previous_turn_player: int
-    void_evidence: bytes
-    w4_hand_size: int
-    w4_illegal: int
-    legal_actions: tuple[int, ...]
-
-    @property
-    def is_decider(self) -> bool:
-        """True when this seat makes the current decision."""
-        return self.current_player == self.seat
-
-    def relative(self, seat: int) -> int:
-        """Seat offset clockwise from this view's seat (0 = me)."""
-        return (seat - self.seat) % self.num_players
-
-
-_new_view = tuple.__new__
-assert len(PlayerView._fields) == 33, "Game.view builds PlayerView positionally: update it"
 
 
 class Game:
@@ -372,9 +214,9 @@ class Game:
             for j in range(1, n + 1):
                 hands[(dealer + j) % n][pile.pop()] += 1
         self.sizes = [self.rules.hand_size] * n
-        self.held = [_held_mask(h) for h in hands]
+        self.held = [held_mask(h) for h in hands]
         for seat in range(n):
-            self.events.append(("draw", seat, _counts_to_kinds(hands[seat]), "deal"))
+            self.events.append(("draw", seat, counts_to_kinds(hands[seat]), "deal"))
         reflip = self.rules.start_action_cards == "reflip"
         while True:
             card = pile.pop()
@@ -482,13 +324,12 @@ class Game:
         ids: tuple[int, ...]
         if phase == PLAY:
             # R4.1: the active colour's kinds, the top card's rank in other colours, both wilds.
-            key = self.held[p] & _CANDIDATES_ON[self.colour][self.discard[-1]]
-            if self._w4_strict and key & _W4_BIT and not self._w4_is_legal(p):
-                key ^= _W4_BIT
+            key = self.held[p] & CANDIDATES_ON[self.colour][self.discard[-1]]
+            if self._w4_strict and key & W4_BIT and not self._w4_is_legal(p):
+                key ^= W4_BIT
             if self.sizes[p] == 2 and self._uno_on and not self.uno_called[p]:
-                key |= _UNO_KEY
-            ids = (_PLAY_IDS_0[key & 0x3FFF] + _PLAY_IDS_1[key >> 14 & 0x3FFF]
-                   + _PLAY_IDS_2[key >> 28 & 0x3FFF] + _PLAY_IDS_3[key >> 42])
+                key |= UNO_KEY
+            ids = play_phase_ids(key)
         elif phase == PLAY_DRAWN:
             ids = (self.drawn, _KEEP)
             if self.sizes[p] == 2 and self._uno_on and not self.uno_called[p]:
@@ -516,7 +357,7 @@ class Game:
     def _playable(self, card: int) -> bool:
         """R4.1 for one card of the current player's hand (the candidates include both wilds;
         a strict W4 must also be legal, R6.2)."""
-        return bool(_CANDIDATES_ON[self.colour][self.discard[-1]] >> card & 1) and (
+        return bool(CANDIDATES_ON[self.colour][self.discard[-1]] >> card & 1) and (
             card != W4 or not self._w4_strict or self._w4_is_legal(self.current_player)
         )
 
@@ -730,7 +571,7 @@ class Game:
             return
         illegal = self.w4_illegal
         self.events.append(("challenge", victim, w4p, illegal))
-        shown = _counts_to_kinds(self.hands[w4p])
+        shown = counts_to_kinds(self.hands[w4p])
         self.reveal = (w4p, victim, shown)
         self.events.append(("reveal", w4p, victim, shown))
         if illegal:
@@ -860,6 +701,7 @@ class Game:
         self.round_winner = winner
         self.round_hand_points = hand_points
         self.round_over = True
+        self.uno_miss = -1  # R8: nothing is pending once the round is over
         self.events.append(("round_end", winner, points, tuple(self.scores)))
         rules = self.rules
         if rules.match == "single_round":
@@ -951,14 +793,15 @@ class Game:
 
         Built from the view alone (:meth:`from_view`), so it cannot carry hidden information.
         """
-        return Game.from_view(self.view(seat), rng)
+        return Game.from_view(self.view(seat), rng, validate=False)  # a view it just built
 
     @classmethod
     def from_view(
         cls,
         view: PlayerView,
         rng: np.random.Generator,
-        condition: Callable[[list[bytearray], list[int], np.random.Generator], None] | None = None,
+        condition: Condition | None = None,
+        validate: bool = True,
     ) -> Game:
         """A full game sampled uniformly among those consistent with ``view``.
 
@@ -979,72 +822,17 @@ class Game:
         and the card a deciding seat just drew in its hand; the game's derived state (playable
         kinds, W4 legality) is computed after it.
 
+        ``validate=False`` skips checking ``view`` itself (its fields' types, ranges and counts;
+        about a third of the cost): only for a view just made by :meth:`view`, as a search agent
+        makes thousands. The sampled game is checked either way.
+
         Raises:
-            StateError: ``condition`` broke one of those rules (the sample is discarded).
+            StateError: ``view`` could not come from a real game (a tampered field, named), or
+                ``condition`` broke one of those rules (the sample is discarded).
         """
-        g = cls.__new__(cls)
-        g._setup(view.rules, int(rng.integers(2**63)))
-        seat = view.seat
-        n = view.num_players
-        unseen = list(COPIES)
-        for k in range(NUM_KINDS):
-            unseen[k] -= view.hand[k] + view.discard_counts[k]
-        pool = _counts_to_kinds(unseen)
-        pool = [pool[i] for i in rng.permutation(len(pool))]
-        g.colour = view.active_colour
-        g.current_player = view.current_player
-        g.direction = view.direction
-        g.phase = view.phase
-        g.dealer = view.dealer
-        g.scores = list(view.scores)
-        g.round = view.round
-        g.uno_called = list(view.uno_called)
-        g.uno_miss = view.uno_pending
-        g.w4_player = view.w4_player
-        g.w4_prev_colour = view.w4_prev_colour
-        g.w4_hand_size = view.w4_hand_size
-        g.colour_context = view.colour_context
-        g.last_item = view.last_item
-        g.idle_turns = view.idle_turns
-        g.turn_player = view.turn_player
-        g.previous_turn_player = view.previous_turn_player
-        g.void_evidence = [
-            bytearray(view.void_evidence[s * NUM_COLOURS:(s + 1) * NUM_COLOURS]) for s in range(n)
-        ]
-        g.game_over = view.phase == GAME_OVER
-        top = view.top_card
-        below = [k for k in range(NUM_KINDS) for _ in range(view.discard_counts[k] - (k == top))]
-        g.discard = below + [top]
-        g.discard_counts = bytearray(view.discard_counts)
-        g.hands[seat] = bytearray(view.hand)
-        g.sizes = list(view.hand_sizes)
-        if view.revealed_hand is not None:
-            g.reveal = (view.revealed_by, seat, _counts_to_kinds(view.revealed_hand))
-        decider = view.current_player
-        if view.phase == PLAY_DRAWN:
-            if decider == seat:
-                g.drawn = view.drawn_card
-            else:
-                g.drawn = _sample_drawn_card(g, pool, view.hand_sizes[decider] - 1, rng)
-        for s in range(n):
-            if s == seat:
-                continue
-            need = view.hand_sizes[s] - sum(g.hands[s]) if s == decider else view.hand_sizes[s]
-            hand = g.hands[s]
-            for _ in range(need):
-                hand[pool.pop()] += 1
-        g.draw_pile = pool[:view.draw_pile_size]
-        if condition is not None:
-            _apply_condition(g, view, condition, rng)
-        g.held = [_held_mask(h) for h in g.hands]
-        if view.w4_illegal >= 0:  # the viewer played it and knows
-            g.w4_illegal = bool(view.w4_illegal)
-        elif view.phase == CHALLENGE or view.colour_context == COLOUR_AFTER_W4:
-            g.w4_illegal = _sample_w4_illegal(g, view, rng)
-        if g.game_over:
-            g.current_player = -1
-            g._legal = ()
-        return g
+        from .sampling import game_from_view
+
+        return game_from_view(cls, view, rng, condition, validate)
 
     # ---------------------------------------------------------------- copy / serialise
     def clone(self) -> Game:
@@ -1074,55 +862,9 @@ class Game:
 
     def to_dict(self, include_events: bool = False) -> dict[str, Any]:
         """The full state as JSON-safe data (DESIGN.md §4); ``Game.from_dict`` inverts it."""
-        n = self.num_players
-        state = self.rng.bit_generator.state
-        d: dict[str, Any] = {
-            "format": STATE_FORMAT,
-            "rules": self.rules.to_dict(),
-            "hands": [_counts_to_codes(self.hands[s]) for s in range(n)],
-            "draw_pile": [CODES[k] for k in reversed(self.draw_pile)],
-            "discard_pile": [CODES[k] for k in self.discard],
-            "active_colour": COLOURS[self.colour],
-            "current_player": self.current_player if not self.game_over else None,
-            "direction": self.direction,
-            "phase": self.phase_name,
-            "dealer": self.dealer,
-            "scores": list(self.scores),
-            "round": self.round,
-            "drawn_card": CODES[self.drawn] if self.drawn != _NO_CARD else None,
-            "uno_called": list(self.uno_called),
-            "uno_miss": self.uno_miss if self.uno_miss >= 0 else None,
-            "w4": None if self.w4_player < 0 else {
-                "player": self.w4_player,
-                "previous_colour": COLOURS[self.w4_prev_colour],
-                "illegal": self.w4_illegal,
-                "hand_size": self.w4_hand_size,
-            },
-            "colour_context": (
-                _COLOUR_CONTEXT_NAMES[self.colour_context] if self.colour_context >= 0 else None
-            ),
-            "reveal": None if self.reveal is None else {
-                "player": self.reveal[0], "to": self.reveal[1],
-                "hand": [CODES[k] for k in self.reveal[2]],
-            },
-            "last_item": ITEM_NAMES[self.last_item] if self.last_item >= 0 else None,
-            "idle_turns": self.idle_turns,
-            "turn_player": self.turn_player,
-            "previous_turn_player": self.previous_turn_player,
-            "void_evidence": [list(e) for e in self.void_evidence],
-            "round_over": self.round_over,
-            "game_over": self.game_over,
-            "winner": self.winner,
-            "round_winner": self.round_winner,
-            "round_hand_points": (
-                None if self.round_hand_points is None else list(self.round_hand_points)
-            ),
-            "num_steps": self.num_steps,
-            "rng": _jsonable_rng_state(state),
-        }
-        if include_events:
-            d["events"] = [event_to_dict(e) for e in self.events]
-        return d
+        from .state import game_to_dict
+
+        return game_to_dict(self, include_events)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], seed: int | None = None) -> Game:
@@ -1137,378 +879,6 @@ class Game:
             StateError: naming the field and what is wrong (unknown card code, too many copies of
                 a card, wrong number of hands, bad phase, ...).
         """
-        return _from_dict(cls, d, seed)
+        from .state import game_from_dict
 
-
-# ------------------------------------------------------------------------------------ helpers
-def _parse_void_evidence(g: Game, d: Mapping[str, Any]) -> None:
-    """Optional ``void_evidence``: n lists of 4 ints 0-VOID_MEMORY (default: all 0)."""
-    n = g.num_players
-    rows = d.get("void_evidence")
-    if rows is None:
-        return
-    if not isinstance(rows, list | tuple) or len(rows) != n:
-        raise StateError(
-            f"'void_evidence' must be {n} lists of {NUM_COLOURS} ints 0-{VOID_MEMORY}, "
-            f"got {rows!r}"
-        )
-    evidence = []
-    for s, row in enumerate(rows):
-        if (not isinstance(row, list | tuple) or len(row) != NUM_COLOURS
-                or not all(type(x) is int and 0 <= x <= VOID_MEMORY for x in row)):
-            raise StateError(
-                f"'void_evidence'[{s}] must be {NUM_COLOURS} ints 0-{VOID_MEMORY}, got {row!r}"
-            )
-        evidence.append(bytearray(row))
-    g.void_evidence = evidence
-
-
-def _sample_w4_illegal(g: Game, view: PlayerView, rng: np.random.Generator) -> bool:
-    """For :meth:`Game.from_view` of a seat that did not play the pending W4: whether it broke
-    R6.1, judged on the hand its player held when playing it: the sampled hand minus the cards
-    drawn since (a penalty for a caught UNO, say), i.e. a uniform pick of ``w4_hand_size`` of its
-    cards, as every hidden card is equally likely to be either."""
-    kinds = _counts_to_kinds(g.hands[view.w4_player])
-    at_play = [kinds[i] for i in rng.permutation(len(kinds))[:view.w4_hand_size]]
-    held = sum(1 << k for k in set(at_play))
-    return not w4_is_legal(held, view.w4_prev_colour, g.rules.item_box_counts_for_w4)
-
-
-def _w4_legal_after_hook(g: Game, hand: bytearray) -> bool:
-    """R6.1 for the decider's ``hand`` as a condition hook left it (its bitmask refreshed)."""
-    g.held[g.current_player] = _held_mask(hand)
-    return g._w4_is_legal_for(g.current_player, g.colour)
-
-
-def _apply_condition(
-    g: Game,
-    view: PlayerView,
-    condition: Callable[[list[bytearray], list[int], np.random.Generator], None],
-    rng: np.random.Generator,
-) -> None:
-    """Runs :meth:`Game.from_view`'s ``condition`` hook on ``g`` and checks what it may not
-    change: the hidden multiset, every hand size, the draw pile's length, the viewer's hand,
-    the drawn card of a deciding seat."""
-    def hidden(game: Game) -> list[int]:
-        counts = [0] * NUM_KINDS
-        for s, hand in enumerate(game.hands):
-            if s != view.seat:
-                for k in range(NUM_KINDS):
-                    counts[k] += hand[k]
-        for k in game.draw_pile:
-            counts[k] += 1
-        return counts
-
-    before = hidden(g)
-    condition(g.hands, g.draw_pile, rng)
-    problems = []
-    if g.hands[view.seat] != view.hand:
-        problems.append(f"the viewer's hand (seat {view.seat}) changed")
-    sizes = [sum(h) for h in g.hands]
-    if sizes != list(view.hand_sizes):
-        problems.append(f"hand sizes {sizes} differ from the view's {list(view.hand_sizes)}")
-    if len(g.draw_pile) != view.draw_pile_size:
-        problems.append(f"the draw pile holds {len(g.draw_pile)} cards, not "
-                        f"{view.draw_pile_size}")
-    if hidden(g) != before:
-        problems.append("the hidden cards are not the same multiset")
-    if g.phase == PLAY_DRAWN:
-        hand = g.hands[g.current_player]
-        if not hand[g.drawn]:
-            problems.append(f"seat {g.current_player} no longer holds the card it drew")
-        elif g.drawn == W4 and g.rules.w4_strict and not _w4_legal_after_hook(g, hand):
-            problems.append(f"seat {g.current_player}'s drawn W4 is no longer playable (R6.2)")
-    if problems:
-        raise StateError("from_view condition: " + "; ".join(problems))
-
-
-def _sample_drawn_card(g: Game, pool: list[int], rest: int, rng: np.random.Generator) -> int:
-    """For :meth:`Game.from_view`: picks the card another seat is deciding whether to play, among
-    the unseen cards that could be playable, and puts it in that seat's hand. Under ``w4_strict`` a
-    drawn W4 is playable only if the rest of the hand has no active-colour card (nor a WB when it
-    counts, R6.1), so that rest is then dealt from the cards compatible with it."""
-    colour, top = g.colour, g.discard[-1]
-    wb_counts = g.rules.item_box_counts_for_w4
-
-    def beside_strict_w4(k: int) -> bool:
-        return k // 13 != colour if k < W4 else (k == W4 or not wb_counts)
-
-    strict_w4_ok = not g._w4_strict or sum(map(beside_strict_w4, pool)) - 1 >= rest
-    playable = [
-        i for i, k in enumerate(pool)
-        if k == WB or (k == W4 and strict_w4_ok)
-        or (k < W4 and (k // 13 == colour or (top < W4 and k % 13 == top % 13)))
-    ]
-    card = pool.pop(playable[int(rng.integers(len(playable)))])
-    hand = g.hands[g.current_player]
-    hand[card] += 1
-    if card == W4 and g._w4_strict:
-        allowed = [i for i, k in enumerate(pool) if beside_strict_w4(k)][:rest]
-        for i in reversed(allowed):  # the pool is shuffled: the first ones are a uniform pick
-            hand[pool.pop(i)] += 1
-    return card
-
-
-def _counts_to_kinds(counts: Sequence[int]) -> tuple[int, ...]:
-    return tuple(k for k, c in enumerate(counts) for _ in range(c))
-
-
-def _counts_to_codes(counts: Sequence[int]) -> list[str]:
-    return [CODES[k] for k, c in enumerate(counts) for _ in range(c)]
-
-
-def _jsonable_rng_state(state: dict[str, Any]) -> dict[str, Any]:
-    """Bit-generator state with its big ints as strings (JSON readers other than Python's
-    lose precision on integers beyond 2**53)."""
-    out: dict[str, Any] = {}
-    for k, v in state.items():
-        if isinstance(v, dict):
-            out[k] = _jsonable_rng_state(v)
-        elif isinstance(v, int) and not isinstance(v, bool):
-            out[k] = str(v)
-        else:
-            out[k] = v
-    return out
-
-
-def _restore_rng_state(state: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in state.items():
-        if isinstance(v, dict):
-            out[k] = _restore_rng_state(v)
-        elif isinstance(v, str) and k != "bit_generator":
-            out[k] = int(v)
-        else:
-            out[k] = v
-    return out
-
-
-def event_for(event: tuple, seat: int) -> tuple | None:
-    """``event`` as ``seat`` may see it, or ``None`` if it may not see it at all: other seats'
-    drawn cards become ``None`` (the count stays visible), a revealed hand is shown only to its
-    challenger, and another seat's ``keep`` is not seen: at a table a player who keeps a
-    playable card it drew looks exactly like one whose card was not playable (R4.2)."""
-    kind = event[0]
-    if kind == "draw" and event[1] != seat:
-        return ("draw", event[1], (None,) * len(event[2]), event[3])
-    if kind == "reveal" and event[2] != seat:
-        return ("reveal", event[1], event[2], None)
-    if kind == "keep" and event[1] != seat:
-        return None
-    return event
-
-
-def event_to_dict(event: tuple) -> dict[str, Any]:
-    """A JSON-safe dict of an event (card kinds as codes, colours as letters, items by name)."""
-    kind = event[0]
-    if kind == "deal":
-        return {"type": kind, "round": event[1], "dealer": event[2]}
-    if kind == "start_card":
-        return {"type": kind, "card": CODES[event[1]]}
-    if kind in ("play", "flip"):
-        return {"type": kind, "player": event[1], "card": CODES[event[2]]}
-    if kind == "draw":
-        cards = [None if k is None else CODES[k] for k in event[2]]
-        return {"type": kind, "player": event[1], "count": len(cards), "cards": cards,
-                "reason": event[3]}
-    if kind == "colour":
-        return {"type": kind, "player": event[1], "colour": COLOURS[event[2]]}
-    if kind == "item":
-        return {"type": kind, "player": event[1], "item": ITEM_NAMES[event[2]]}
-    if kind == "target":
-        return {"type": kind, "player": event[1], "target": event[2]}
-    if kind == "reverse":
-        return {"type": kind, "player": event[1], "direction": event[2]}
-    if kind == "challenge":
-        return {"type": kind, "player": event[1], "w4_player": event[2],
-                "w4_was_illegal": event[3]}
-    if kind == "reveal":
-        hand = None if event[3] is None else [CODES[k] for k in event[3]]
-        return {"type": kind, "player": event[1], "to": event[2], "hand": hand}
-    if kind == "catch":
-        return {"type": kind, "player": None if event[1] < 0 else event[1], "offender": event[2]}
-    if kind == "reshuffle":
-        return {"type": kind, "count": event[1]}
-    if kind == "stalemate":
-        return {"type": kind}
-    if kind == "round_end":
-        return {"type": kind, "winner": event[1], "points": event[2], "scores": list(event[3])}
-    return {"type": kind, "player": event[1]}  # keep, skip, accept, uno
-
-
-def _parse_cards(d: Mapping[str, Any], field: str) -> list[int]:
-    value = d[field]
-    if not isinstance(value, list | tuple):
-        raise StateError(f"'{field}' must be a list of card codes, got {type(value).__name__}")
-    out = []
-    for i, c in enumerate(value):
-        try:
-            out.append(parse_kind(c))
-        except ValueError as e:
-            raise StateError(f"'{field}'[{i}]: {e}") from None
-    return out
-
-
-def _seat(d: Mapping[str, Any], field: str, n: int, allow_none: bool = False) -> int:
-    v = d[field]
-    if v is None and allow_none:
-        return -1
-    if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < n:
-        raise StateError(f"'{field}' must be a seat 0-{n - 1}, got {v!r}")
-    return v
-
-
-_REQUIRED = ("hands", "draw_pile", "discard_pile", "active_colour", "current_player", "direction")
-
-
-def _from_dict(cls: type[Game], d: Mapping[str, Any], seed: int | None) -> Game:
-    from .rules import RulesError
-
-    if not isinstance(d, Mapping):
-        raise StateError(f"state must be a mapping, got {type(d).__name__}")
-    missing = [f for f in _REQUIRED if f not in d]
-    if missing:
-        raise StateError(f"state is missing required field(s) {missing}; required: {_REQUIRED}")
-    hands_in = d["hands"]
-    if not isinstance(hands_in, list | tuple) or not all(isinstance(h, list | tuple)
-                                                          for h in hands_in):
-        raise StateError("'hands' must be a list with one list of card codes per seat")
-    rules_given = d.get("rules") or {}
-    if not isinstance(rules_given, Mapping):
-        raise StateError(f"'rules' must be a mapping of rule options, got {rules_given!r}")
-    rules_in = dict(rules_given)
-    rules_in.setdefault("num_players", len(hands_in))
-    try:
-        rules = Rules(**rules_in)
-    except RulesError as e:
-        raise StateError(f"'rules': {e}") from None
-    n = rules.num_players
-    if len(hands_in) != n:
-        raise StateError(f"'hands' has {len(hands_in)} hands but rules.num_players is {n}")
-    g = cls.__new__(cls)
-    g._setup(rules, seed)
-    hands = [[0] * NUM_KINDS for _ in range(n)]  # ints: the copy check below comes first
-    for s, h in enumerate(hands_in):
-        for i, c in enumerate(h):
-            try:
-                hands[s][parse_kind(c)] += 1
-            except ValueError as e:
-                raise StateError(f"'hands'[{s}][{i}]: {e}") from None
-        g.sizes[s] = len(h)
-    g.draw_pile = _parse_cards(d, "draw_pile")[::-1]
-    g.discard = _parse_cards(d, "discard_pile")
-    if not g.discard:
-        raise StateError("'discard_pile' must hold at least the top card")
-    total = [0] * NUM_KINDS
-    for h in hands:
-        for k in range(NUM_KINDS):
-            total[k] += h[k]
-    for k in g.draw_pile + g.discard:
-        total[k] += 1
-    too_many = [f"{CODES[k]} ×{total[k]} (deck has {COPIES[k]})"
-                for k in range(NUM_KINDS) if total[k] > COPIES[k]]
-    if too_many:
-        raise StateError(f"more copies than the {NUM_CARDS}-card deck holds: {', '.join(too_many)}")
-    g.hands = [bytearray(h) for h in hands]
-    g.held = [_held_mask(h) for h in g.hands]
-    for k in g.discard:
-        g.discard_counts[k] += 1
-    try:
-        g.colour = parse_colour(d["active_colour"])
-    except ValueError as e:
-        raise StateError(f"'active_colour': {e}") from None
-    top = g.discard[-1]
-    if top < W4 and top // 13 != g.colour:
-        raise StateError(
-            f"'active_colour' {d['active_colour']!r} contradicts the top card {CODES[top]} "
-            "(a coloured top card sets the active colour)"
-        )
-    if type(d["direction"]) is not int or d["direction"] not in (1, -1):
-        raise StateError(f"'direction' must be 1 or -1, got {d['direction']!r}")
-    g.direction = d["direction"]
-    phase_name = d.get("phase", "play")
-    if phase_name not in A.PHASE_NAMES:
-        raise StateError(f"'phase' {phase_name!r} unknown; phases: {list(A.PHASE_NAMES)}")
-    g.phase = A.PHASE_NAMES.index(phase_name)
-    game_over = bool(d.get("game_over", False))
-    if (g.phase == GAME_OVER) != game_over:
-        raise StateError("'phase' is 'game_over' exactly when 'game_over' is true")
-    g.current_player = _seat(d, "current_player", n, allow_none=game_over)
-    g.dealer = _seat(d, "dealer", n) if "dealer" in d else (g.current_player - g.direction) % n
-    scores = d.get("scores", [0] * n)
-    if (not isinstance(scores, list | tuple) or len(scores) != n
-            or not all(isinstance(x, int) and x >= 0 for x in scores)):
-        raise StateError(f"'scores' must be {n} non-negative ints, got {scores!r}")
-    g.scores = list(scores)
-    g.round = int(d.get("round", 1))
-    uno_called = d.get("uno_called", [False] * n)
-    if not isinstance(uno_called, list | tuple) or len(uno_called) != n:
-        raise StateError(f"'uno_called' must be {n} booleans, got {uno_called!r}")
-    g.uno_called = [bool(x) for x in uno_called]
-    g.uno_miss = _seat(d, "uno_miss", n, allow_none=True) if "uno_miss" in d else -1
-    drawn = d.get("drawn_card")
-    if g.phase == PLAY_DRAWN:
-        if drawn is None:
-            raise StateError("phase 'play_drawn' needs 'drawn_card' (the card just drawn)")
-        try:
-            g.drawn = parse_kind(drawn)
-        except ValueError as e:
-            raise StateError(f"'drawn_card': {e}") from None
-        if not g.hands[g.current_player][g.drawn]:
-            raise StateError(f"'drawn_card' {drawn} is not in the current player's hand")
-        if not g._playable(g.drawn):
-            raise StateError(f"'drawn_card' {drawn} is not playable, so 'play_drawn' cannot be")
-    elif drawn is not None:
-        raise StateError("'drawn_card' is only allowed in phase 'play_drawn'")
-    w4 = d.get("w4")
-    if w4 is not None:
-        try:
-            g.w4_player = _seat(w4, "player", n)
-            g.w4_prev_colour = parse_colour(w4["previous_colour"])
-            g.w4_illegal = bool(w4["illegal"])
-            g.w4_hand_size = int(w4.get("hand_size", g.sizes[g.w4_player]))
-        except (KeyError, TypeError, ValueError) as e:
-            raise StateError(f"'w4' must be {{player, previous_colour, illegal}}: {e}") from None
-    if g.phase == CHALLENGE and w4 is None:
-        raise StateError("phase 'challenge' needs 'w4' {player, previous_colour, illegal}")
-    ctx = d.get("colour_context")
-    if g.phase == CHOOSE_COLOUR:
-        if ctx not in _COLOUR_CONTEXT_NAMES:
-            raise StateError(
-                f"phase 'choose_colour' needs 'colour_context' in {list(_COLOUR_CONTEXT_NAMES)}"
-            )
-        g.colour_context = _COLOUR_CONTEXT_NAMES.index(ctx)
-        if g.colour_context == COLOUR_AFTER_W4 and w4 is None:
-            raise StateError("'colour_context' 'w4' needs 'w4' {player, previous_colour, illegal}")
-    reveal = d.get("reveal")
-    if reveal is not None:
-        try:
-            g.reveal = (_seat(reveal, "player", n), _seat(reveal, "to", n),
-                        tuple(parse_kind(c) for c in reveal["hand"]))
-        except (KeyError, TypeError, ValueError) as e:
-            raise StateError(f"'reveal' must be {{player, to, hand}}: {e}") from None
-    last_item = d.get("last_item")
-    if last_item is not None:
-        if last_item not in ITEM_NAMES:
-            raise StateError(f"'last_item' {last_item!r} unknown; items: {list(ITEM_NAMES)}")
-        g.last_item = ITEM_NAMES.index(last_item)
-    g.idle_turns = int(d.get("idle_turns", 0))
-    g.turn_player = int(d.get("turn_player", g.current_player))
-    g.previous_turn_player = int(d.get("previous_turn_player", -1))
-    _parse_void_evidence(g, d)
-    g.round_over = bool(d.get("round_over", False))
-    g.game_over = game_over
-    g.winner = d.get("winner")
-    g.round_winner = d.get("round_winner")
-    rhp = d.get("round_hand_points")
-    g.round_hand_points = None if rhp is None else tuple(int(x) for x in rhp)
-    g.num_steps = int(d.get("num_steps", 0))
-    if g.game_over:
-        g.current_player = -1
-        g._legal = ()
-    if "rng" in d:
-        try:
-            g.rng.bit_generator.state = _restore_rng_state(d["rng"])
-        except (TypeError, ValueError, KeyError) as e:
-            raise StateError(f"'rng': not a valid bit-generator state ({e})") from None
-    return g
+        return game_from_dict(cls, d, seed)

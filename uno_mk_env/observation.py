@@ -29,13 +29,13 @@ from typing import NamedTuple
 import numpy as np
 
 from . import actions as A
-from .cards import COPIES, NUM_CARDS, NUM_COLOURS, NUM_ITEMS, NUM_KINDS, POINTS
-from .game import VOID_MEMORY, Game, PlayerView
-from .rules import Rules
+from .cards import COPIES, NUM_CARDS, NUM_COLOURS, NUM_ITEMS, NUM_KINDS
+from .game import Game
+from .rules import Rules, max_score
+from .view import VOID_MEMORY, PlayerView
 
 MAX_SEATS = 10  #: slots of every per-seat block (relative seats 0-9, 0 = the observer)
 SCORE_SCALE = 100.0  #: scores are divided by this (the unit of ``reward="points"``)
-MAX_ROUND_POINTS = sum(c * p for c, p in zip(COPIES, POINTS))  #: 1440: every card's points
 MAX_ROUND = 255  #: the round number is clipped here (it is stored as a byte)
 NUM_COLOUR_CONTEXTS = 4  #: why a colour is being chosen: W4, Bob-omb, start card, nothing flipped
 
@@ -163,15 +163,6 @@ OBS_SLICES: dict[str, slice] = _slices(OBS_PIECES)  #: piece name -> index range
 OBS_SIZE: int = sum(p.size for p in OBS_PIECES)  #: length of the observation vector
 STATE_SLICES: dict[str, slice] = _slices(STATE_PIECES)
 STATE_SIZE: int = sum(p.size for p in STATE_PIECES)
-
-
-def max_score(rules: Rules) -> int:
-    """An upper bound of any seat's game score under ``rules`` (for the space bounds)."""
-    if rules.match == "target_score":
-        return rules.target_score - 1 + MAX_ROUND_POINTS
-    if rules.match == "fixed_rounds":
-        return rules.rounds * MAX_ROUND_POINTS
-    return MAX_ROUND_POINTS
 
 
 def _high(pieces: tuple[Piece, ...], rules: Rules) -> np.ndarray:

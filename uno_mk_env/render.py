@@ -1,7 +1,7 @@
 """Text rendering (``render_mode="ansi"``/``"human"``): the table as one seat sees it.
 
 Everything shown comes from that seat's :class:`~uno_mk_env.PlayerView` and from events filtered
-by :func:`uno_mk_env.game.event_for`, so the text holds no more than the observation: other
+by :func:`uno_mk_env.events.event_for`, so the text holds no more than the observation: other
 players' drawn cards appear as counts, a challenge's revealed hand only for the challenger.
 Library code never prints; the envs print the returned string in ``"human"`` mode.
 """
@@ -12,7 +12,9 @@ from collections.abc import Iterable, Sequence
 
 from . import actions as A
 from .cards import CODES, COLOUR_NAMES, ITEM_NAMES, NAMES
-from .game import Game, PlayerView, event_for
+from .events import event_for
+from .game import Game
+from .view import PlayerView
 
 __all__ = ["event_text", "events_text", "merge_lines", "render_game", "render_table"]
 
@@ -31,7 +33,7 @@ def _cards(kinds: Sequence[int]) -> str:
 def event_text(event: tuple, names: Sequence[str], viewer: int | None = None) -> str | None:
     """One event as text (``None`` for events not worth a line, e.g. dealt cards).
 
-    ``event`` should already be filtered for ``viewer`` (:func:`uno_mk_env.game.event_for`).
+    ``event`` should already be filtered for ``viewer`` (:func:`uno_mk_env.events.event_for`).
     """
     kind = event[0]
     if kind == "deal":

@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .cards import COPIES, POINTS
+
 
 class RulesError(ValueError):
     """An unknown rule option or a value it does not allow."""
@@ -219,6 +221,20 @@ def preset(name: str, **overrides: Any) -> Rules:
     if name not in PRESETS:
         raise RulesError(f"unknown rules preset {name!r}; presets: {', '.join(PRESETS)}")
     return Rules(**{**PRESETS[name], **overrides})
+
+
+#: Points of every card of the deck: the most a round can score (R10.2).
+MAX_ROUND_POINTS = sum(c * p for c, p in zip(COPIES, POINTS))
+
+
+def max_score(rules: Rules) -> int:
+    """An upper bound of any seat's game score under ``rules`` (R10.3): a ``target_score`` game
+    ends on the round that reaches the target, a ``fixed_rounds`` game after ``rounds``."""
+    if rules.match == "target_score":
+        return rules.target_score - 1 + MAX_ROUND_POINTS
+    if rules.match == "fixed_rounds":
+        return rules.rounds * MAX_ROUND_POINTS
+    return MAX_ROUND_POINTS
 
 
 def options_table() -> str:

@@ -1,0 +1,94 @@
+"""What one seat may know: :class:`PlayerView`, built by ``Game.view(seat)``.
+
+Agents and the observation encoder see only views, so they cannot see hidden cards.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .rules import Rules
+
+__all__ = [
+    "COLOUR_AFTER_BOB_OMB", "COLOUR_AFTER_W4", "COLOUR_AT_START", "COLOUR_CONTEXT_NAMES",
+    "COLOUR_NO_FLIP", "NO_CARD", "PlayerView", "VOID_MEMORY",
+]
+
+#: Why the current ``choose_colour`` decision happens (``PlayerView.colour_context``; it decides
+#: what follows the choice): after a W4, after a Bob-omb, the start card, nothing to flip.
+COLOUR_AFTER_W4, COLOUR_AFTER_BOB_OMB, COLOUR_AT_START, COLOUR_NO_FLIP = range(4)
+#: Their names in state dicts.
+COLOUR_CONTEXT_NAMES = ("w4", "bob_omb", "start", "no_flip")
+#: A card field that holds no card.
+NO_CARD = -1
+#: ``PlayerView.void_evidence`` of a seat that just drew voluntarily facing a colour (R4.2).
+VOID_MEMORY = 8
+
+
+class PlayerView(NamedTuple):
+    """Everything one seat may know, and nothing else. Agents and the observation encoder see only
+    this. Card kinds are ids (``uno_mk_env.cards``); ``-1`` means "none". Counts per kind
+    (``hand``, ``discard_counts``, ``revealed_hand``) are ``bytes`` of 54: ``hand[k]`` is the
+    number of cards of kind ``k`` (an int; ``np.frombuffer(view.hand, np.uint8)`` for an array);
+    per-seat fields are tuples indexed by absolute seat.
+
+    Fields: ``phase`` (int, ``uno_mk_env.actions.PHASE_NAMES``), ``drawn_card`` (only when this
+    seat is deciding in ``play_drawn``), ``w4_player``/``w4_prev_colour`` (the round's latest W4),
+    ``revealed_hand``/``revealed_by`` (the W4 player's hand shown to this seat by its challenge),
+    ``last_item`` (``uno_mk_env.cards.ITEM_NAMES`` index), ``uno_catchable`` (a seat whose missed
+    UNO may be caught now, ``uno_catch="next_player"`` only), ``uno_pending`` (a seat left with
+    one card and no UNO call whose penalty or catch is still open, any ``uno_catch``),
+    ``colour_context`` (why a colour is
+    being chosen: 0 W4, 1 Bob-omb, 2 start card, 3 nothing to flip), ``idle_turns`` (R9 stalemate
+    count), ``turn_player``/``previous_turn_player`` (whose turn it is / was before),
+    ``void_evidence`` (``bytes``, index ``4 * seat + colour``: :data:`VOID_MEMORY` when the
+    seat last drew voluntarily (R4.2) while that colour was active, minus one per card it drew
+    since, floored at 0; 0 if it has not this round: how fresh the public sign is that it holds
+    none of that colour), ``w4_hand_size`` (cards the latest W4's player held beside it when it
+    played it, -1 if none: public, as hand sizes are), ``w4_illegal`` (whether that W4 broke R6.1,
+    1/0, known only to its player; -1 for every other seat), ``legal_actions`` (ids, only for
+    the decider).
+    """
+
+    seat: int
+    num_players: int
+    rules: Rules
+    phase: int
+    current_player: int
+    hand: bytes
+    top_card: int
+    active_colour: int
+    drawn_card: int
+    direction: int
+    hand_sizes: tuple[int, ...]
+    uno_called: tuple[bool, ...]
+    scores: tuple[int, ...]
+    draw_pile_size: int
+    discard_pile_size: int
+    discard_counts: bytes
+    w4_player: int
+    w4_prev_colour: int
+    revealed_hand: bytes | None
+    revealed_by: int
+    last_item: int
+    uno_catchable: int
+    uno_pending: int
+    dealer: int
+    round: int
+    colour_context: int
+    idle_turns: int
+    turn_player: int
+    previous_turn_player: int
+    void_evidence: bytes
+    w4_hand_size: int
+    w4_illegal: int
+    legal_actions: tuple[int, ...]
+
+    @property
+    def is_decider(self) -> bool:
+        """True when this seat makes the current decision."""
+        return self.current_player == self.seat
+
+    def relative(self, seat: int) -> int:
+        """Seat offset clockwise from this view's seat (0 = me)."""
+        return (seat - self.seat) % self.num_players
