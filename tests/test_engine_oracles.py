@@ -347,8 +347,25 @@ def prefer_play(rng: np.random.Generator, ids: Sequence[int]) -> int:
     return uniform(rng, ids)
 
 
-def play_checked(rules: Rules, seed: int, policy: Policy, cap: int) -> Game:
-    """One game of ``policy`` from ``seed``, every check before the first and after every step."""
+def situations(g: Game, d: dict) -> set[str]:
+    """What the oracle just checked, for the coverage assertions: the phase, the UNO actions on
+    offer, a W4 held but masked (R6.2), a second round."""
+    seen = {g.phase_name}
+    ids = g.legal_action_ids()
+    seen.update(A.ACTION_NAMES[a] for a in ids if a in (A.CALL_UNO, A.CATCH_UNO))
+    if g.phase_name == "play" and g.hand(g.current_player)[W4] and W4 not in ids:
+        seen.add("W4 masked")
+    if d["round"] > 1:
+        seen.add("round 2+")
+    return seen
+
+
+def play_checked(
+    rules: Rules, seed: int, policy: Policy, cap: int, seen: set[str] | None = None
+) -> Game:
+    """One game of ``policy`` from ``seed``, every check before the first and after every step;
+    adds what it met to ``seen``."""
+    seen = set() if seen is None else seen
     rng = np.random.default_rng(seed)
     g = Game(rules, seed=seed)
     t = Table(rules)
@@ -365,6 +382,7 @@ def play_checked(rules: Rules, seed: int, policy: Policy, cap: int) -> Game:
             d = g.to_dict()
             t.after(b, action, g, d)
             check_all(g, t, d)
+            seen |= situations(g, d)
     except AssertionError as e:
         raise AssertionError(
             f"{rules.num_players} players, seed {seed}, after step {step}: {e}"
@@ -372,10 +390,26 @@ def play_checked(rules: Rules, seed: int, policy: Policy, cap: int) -> Game:
     return g
 
 
-def run(name: str, opts: dict, n: int, games: int, policy: Policy, cap: int) -> int:
+def run(name: str, opts: dict, n: int, games: int, policy: Policy, cap: int,
+        seen: set[str] | None = None) -> int:
+    """Plays ``games`` checked games; returns how many ended."""
     rules = Rules(**{**opts, "num_players": n})
     base = sum(map(ord, name)) * 10_007 + n * 1_009 + (policy is uniform) * 500_009
-    return sum(play_checked(rules, base + i, policy, cap).game_over for i in range(games))
+    return sum(play_checked(rules, base + i, policy, cap, seen).game_over for i in range(games))
+
+
+def expected_situations(opts: dict) -> set[str]:
+    """What a config's random games must reach for the oracle to have checked it."""
+    rules = Rules(**opts)
+    out = {"play", "play_drawn", "choose_colour", "choose_target"}
+    out.add("W4 masked" if rules.w4_strict else "challenge")
+    if rules.uno == "on":
+        out.add("CALL_UNO")
+        if rules.uno_catch == "next_player":
+            out.add("CATCH_UNO")
+    if rules.match != "single_round":
+        out.add("round 2+")
+    return out
 
 
 CASES = [pytest.param(name, opts, id=name) for name, opts in CONFIGS]
@@ -385,11 +419,12 @@ CASES = [pytest.param(name, opts, id=name) for name, opts in CONFIGS]
 def test_fast_paths_match_the_rules_along_random_games(name: str, opts: dict) -> None:
     """Per config, 2-10 players: 2 uniform games (first 120 decisions) and 2 play-first games
     (to the end) per player count: 36 games, ~300 in all."""
-    finished = 0
+    finished, seen = 0, set()
     for n in PLAYER_COUNTS:
-        run(name, opts, n, 2, uniform, cap=120)
-        finished += run(name, opts, n, 2, prefer_play, cap=2000)
+        run(name, opts, n, 2, uniform, cap=120, seen=seen)
+        finished += run(name, opts, n, 2, prefer_play, cap=2000, seen=seen)
     assert finished >= 14, f"only {finished}/18 play-first games ended"
+    assert expected_situations(opts) <= seen, expected_situations(opts) - seen
 
 
 @pytest.mark.slow

@@ -184,24 +184,6 @@ def check_engine_alone_output(out: str) -> None:
     assert 20 <= steps <= 400, f"{steps} decisions is not 'about a hundred'"
 
 
-def test_the_old_engine_example_never_ended_a_round() -> None:
-    """The README's earlier policy (plays whenever possible, never calls UNO) took the R8 penalty
-    at every last card: no round ended in 5,000 decisions. The example now calls UNO."""
-    import numpy as np
-
-    from uno_mk_env import Game, Rules, actions
-
-    example = next(code for code in EXAMPLES if "Game(Rules(num_players=3" in code)
-    assert "actions.CALL_UNO" in example
-    g = Game(Rules(num_players=3, w4_strict=True), seed=7)
-    rng = np.random.default_rng(0)
-    while not g.game_over and g.num_steps < 5000:
-        legal = g.legal_action_ids()
-        plays = [a for a in legal if a < actions.DRAW] or legal
-        g.step(plays[rng.integers(len(plays))])
-    assert not g.game_over
-
-
 # ------------------------------------------------------------------------------- bash blocks
 def check_tournament(line: str, out: str, cwd: Path) -> Path:
     """A tournament prints its leaderboard and writes the result files; returns their dir."""
@@ -237,7 +219,7 @@ def check_listing(line: str, out: str) -> None:
             assert name in out, name
 
 
-@pytest.mark.parametrize("line", COMMANDS)
+@pytest.mark.parametrize("line", COMMANDS, ids=str)
 def test_commands_run_and_do_what_the_text_says(line: str, tmp_path: Path) -> None:
     """As written, or, for the minutes-long ones, with fewer games (as written: ``-m slow``)."""
     if line.startswith("uno-mk play"):
@@ -281,7 +263,7 @@ SLOW_COMMANDS = [line for line in COMMANDS if quick_version(line)]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("line", SLOW_COMMANDS)
+@pytest.mark.parametrize("line", SLOW_COMMANDS, ids=str)
 def test_slow_commands_as_written_reproduce_the_readme(line: str, tmp_path: Path) -> None:
     """The Baselines commands as written give the Baselines figures (seeded: exactly)."""
     out = run_command(line, ROOT if line.startswith("python tests/") else tmp_path)
