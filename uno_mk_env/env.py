@@ -329,7 +329,9 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
             TypeError: ``action`` is not an integer (a bool included), see :func:`action_id`.
             ValueError: an integer outside ``Discrete(73)``.
             IllegalActionError: (``raw_env`` only) an id that is not legal now; ``env()`` ends
-                the episode instead. In every case nothing is changed.
+                the episode instead.
+
+        When one of these is raised, nothing has changed.
         """
         self._updates += 1
         if self._done:
