@@ -1,32 +1,40 @@
-"""README tables generated from the code's single sources of truth.
+"""Documentation tables generated from the code's single sources of truth.
 
-The README holds blocks delimited by ``<!-- BEGIN generated:NAME -->`` / ``<!-- END
-generated:NAME -->``; :func:`render_readme` rewrites each block from :func:`sections`, and a test
-fails when the committed README differs (so docs can't go stale). Regenerate with::
+Any Markdown file of the project (the README, ``docs/*.md``) may hold blocks delimited by
+``<!-- BEGIN generated:NAME -->`` / ``<!-- END generated:NAME -->``; :func:`render` rewrites each
+block from ``GENERATORS[NAME]()``, and the tests fail when a committed file differs from its
+regeneration (so the docs cannot go stale). Regenerate every file with::
 
-    python -m uno_mk_env.docs README.md
+    python -m uno_mk_env.docs README.md docs/*.md
+
+(``--check`` lists stale files and exits 1 instead of writing). The README's blocks
+(:data:`SECTIONS`) need only numpy and the engine; the environment page's blocks import the
+PettingZoo env (the ``env`` extra), only when a file holds them.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from . import actions, cards
-from .rules import options_table
+from .rules import OPTIONS, PRESETS, Rules, options_table
 
 
 def action_table() -> str:
-    """The action-id table (DESIGN.md §3), from :data:`uno_mk_env.actions.ACTION_TABLE`."""
+    """The action-id table (docs/api.md#actions-and-phases), from
+    :data:`uno_mk_env.actions.ACTION_TABLE`."""
     rows = ["| ids | action | legal when (phase) |", "|---|---|---|"]
     rows += [f"| {ids} | {name} | {when} |" for ids, name, when in actions.ACTION_TABLE]
     return "\n".join(rows)
 
 
 def card_table() -> str:
-    """Kind ids, codes, names, copies, points and items of the 54 card kinds (R2, DESIGN §2)."""
+    """Kind ids, codes, names, copies, points and items of the 54 card kinds (R2,
+    docs/api.md#card-kinds)."""
     rows = ["| kind ids | codes | cards | copies each | points | item |", "|---" * 6 + "|"]
     for c, colour in enumerate(cards.COLOUR_NAMES):
         base = 13 * c
@@ -42,6 +50,156 @@ def card_table() -> str:
     return "\n".join(rows)
 
 
+def presets_table() -> str:
+    """The named rule presets (:data:`uno_mk_env.rules.PRESETS`) and the options they change."""
+    rows = ["| preset | options changed from the defaults |", "|---|---|"]
+    for name, options in PRESETS.items():
+        changed = ", ".join(f"`{k}={v!r}`".replace("'", '"') for k, v in options.items())
+        rows.append(f"| `{name}` | {changed or '(none: the defaults)'} |")
+    return "\n".join(rows)
+
+
+#: What each decision phase is (the phase table of docs/api.md#actions-and-phases).
+PHASE_DOCS: dict[str, str] = {
+    "play": "a turn: play a card (R4.1), `DRAW` (R4.2), `CALL_UNO` (R8)",
+    "play_drawn": "after a voluntary draw of a playable card: play it or `KEEP` it (R4.2), "
+                  "`CALL_UNO` (R8)",
+    "choose_colour": "name a colour after a W4 (R6), a Bob-omb (R7.2), a WB start card (R3.3) "
+                     "or when nothing could be flipped (R7.3)",
+    "choose_target": "pick the Green Shell's victim (R7.2)",
+    "challenge": "the player hit by a W4: `CHALLENGE` or `ACCEPT` (R6.3)",
+    "game_over": "terminal: no decider (`current_player` is -1), no legal action",
+}
+
+
+def phase_table() -> str:
+    """Phase ids and names (:data:`uno_mk_env.actions.PHASE_NAMES`) with what is decided."""
+    missing = set(actions.PHASE_NAMES) ^ set(PHASE_DOCS)
+    if missing:
+        raise KeyError(f"PHASE_DOCS and actions.PHASE_NAMES differ on {sorted(missing)}")
+    rows = ["| id | phase | what the decider does |", "|---|---|---|"]
+    rows += [f"| {i} | `{name}` | {PHASE_DOCS[name]} |"
+             for i, name in enumerate(actions.PHASE_NAMES)]
+    return "\n".join(rows)
+
+
+#: What each field of ``PlayerView`` holds (docs/api.md#playerview).
+VIEW_DOCS: dict[str, str] = {
+    "seat": "the viewing seat",
+    "num_players": "players at the table",
+    "rules": "the game's `Rules`",
+    "phase": "phase id (see the phase table)",
+    "current_player": "the decider's seat; -1 once the game is over",
+    "hand": "own hand: `bytes` of 54 counts per kind",
+    "top_card": "kind of the discard pile's top card",
+    "active_colour": "colour to match, 0–3 (R, Y, G, B)",
+    "drawn_card": "kind just drawn, only for the decider in `play_drawn`; else -1",
+    "direction": "1 clockwise, -1 counter-clockwise",
+    "hand_sizes": "cards in each hand, by absolute seat",
+    "uno_called": "whether each seat has called UNO",
+    "scores": "game scores, by absolute seat",
+    "draw_pile_size": "cards in the draw pile",
+    "discard_pile_size": "cards in the discard pile",
+    "discard_counts": "the discard pile: `bytes` of 54 counts per kind",
+    "w4_player": "seat that played this round's latest W4, or -1",
+    "w4_prev_colour": "active colour before that W4, or -1",
+    "revealed_hand": "the W4 player's hand this seat saw by challenging (counts), or `None`",
+    "revealed_by": "whose hand that was, or -1",
+    "last_item": "item last fired this round (`cards.ITEM_NAMES` index), or -1",
+    "uno_catchable": "seat whose missed UNO may be caught now (`uno_catch=\"next_player\"`), "
+                     "or -1",
+    "uno_pending": "seat holding one card without a call whose penalty or catch is still open, "
+                   "or -1",
+    "dealer": "this round's dealer",
+    "round": "round number, from 1",
+    "colour_context": "why a colour is being chosen: 0 W4, 1 Bob-omb, 2 start card, 3 nothing "
+                      "to flip; -1 outside `choose_colour`",
+    "idle_turns": "turns in a row whose voluntary draw found nothing (R9)",
+    "turn_player": "seat whose turn it is",
+    "previous_turn_player": "the last other seat whose turn came before, or -1",
+    "void_evidence": "`bytes`, index `4 * seat + colour`: 8 when that seat last drew voluntarily "
+                     "facing that colour (R4.2), minus the cards it drew since, floored at 0",
+    "w4_hand_size": "cards the latest W4's player held beside it when playing it (public), "
+                    "or -1",
+    "w4_illegal": "whether that W4 broke R6.1 (1/0), only for the seat that played it; -1 "
+                  "for the others",
+    "legal_actions": "legal action ids, only for the decider; else `()`",
+}
+
+
+def view_table() -> str:
+    """The fields of :class:`~uno_mk_env.PlayerView`, in order, with their meaning."""
+    from .view import PlayerView
+
+    missing = set(PlayerView._fields) ^ set(VIEW_DOCS)
+    if missing:
+        raise KeyError(f"VIEW_DOCS and PlayerView._fields differ on {sorted(missing)}")
+    rows = ["| field | meaning |", "|---|---|"]
+    rows += [f"| `{name}` | {VIEW_DOCS[name]} |" for name in PlayerView._fields]
+    return "\n".join(rows)
+
+
+#: What each key of ``Game.to_dict()`` holds (docs/api.md#state-dicts).
+STATE_DOCS: dict[str, str] = {
+    "format": "state-dict format number (this version reads 1)",
+    "rules": "rule options (a partial mapping is filled with defaults)",
+    "hands": "one list of card codes per seat",
+    "draw_pile": "card codes; `draw_pile[0]` is drawn first",
+    "discard_pile": "card codes; `discard_pile[-1]` is the top card",
+    "active_colour": "`\"R\"`, `\"Y\"`, `\"G\"` or `\"B\"`",
+    "current_player": "the decider's seat (`null` once the game is over)",
+    "direction": "1 (clockwise) or -1",
+    "phase": "a phase name",
+    "dealer": "this round's dealer",
+    "scores": "game scores, one int per seat",
+    "round": "round number, from 1",
+    "drawn_card": "the card just drawn, in `play_drawn` only",
+    "uno_called": "one bool per seat",
+    "uno_miss": "seat with a pending missed UNO, or `null`",
+    "w4": "the latest W4: `player`, `previous_colour`, `illegal`, `hand_size`; or `null`",
+    "colour_context": "why a colour is chosen (`w4`, `bob_omb`, `start`, `no_flip`), or `null`",
+    "reveal": "a challenge's revealed hand: `player`, `to`, `hand`; or `null`",
+    "last_item": "item name last fired this round, or `null`",
+    "idle_turns": "stalemate count (R9)",
+    "turn_player": "seat whose turn it is",
+    "previous_turn_player": "the last other seat whose turn came before (-1: none)",
+    "void_evidence": "one list of 4 ints 0–8 per seat (see `PlayerView.void_evidence`)",
+    "round_over": "the last step ended a round",
+    "game_over": "the game is over",
+    "winner": "the game's winner, or `null`",
+    "round_winner": "the latest round's winner, or `null`",
+    "round_hand_points": "each seat's hand points when the latest round ended, or `null`",
+    "num_steps": "decisions taken",
+    "rng": "the game's bit-generator state (big integers as strings)",
+}
+
+
+def state_keys_table() -> str:
+    """The keys of ``Game.to_dict()``, in order; which a minimal position must give."""
+    from .game import Game
+    from .state import REQUIRED
+
+    keys = list(Game(seed=0).to_dict())
+    missing = set(keys) ^ set(STATE_DOCS)
+    if missing:
+        raise KeyError(f"STATE_DOCS and Game.to_dict() differ on {sorted(missing)}")
+    rows = ["| key | required | meaning |", "|---|---|---|"]
+    rows += [f"| `{k}` | {'yes' if k in REQUIRED else ''} | {STATE_DOCS[k]} |" for k in keys]
+    return "\n".join(rows)
+
+
+def events_format() -> str:
+    """The event tuples, as the :mod:`uno_mk_env.events` docstring lists them."""
+    from . import events
+
+    literal = re.search(r"::\n\n((?:    .*\n|\n)+?)\n(?!    )", events.__doc__)
+    if literal is None:
+        raise ValueError("uno_mk_env.events lost its '::' block of event formats")
+    lines = [line[4:] for line in literal.group(1).rstrip().splitlines()]
+    reasons = ", ".join(f"`{r}`" for r in events.DRAW_REASONS)
+    return "```text\n" + "\n".join(lines) + "\n```\n\nDraw reasons: " + reasons + "."
+
+
 def _observation_layout() -> str:
     from . import observation  # numpy only; no gymnasium/pettingzoo import
 
@@ -54,12 +212,118 @@ def _state_layout() -> str:
     return observation.state_layout_markdown()
 
 
-SECTIONS: dict[str, Callable[[], str]] = {
+# ------------------------------------------------------------------ the environment page
+def _player_range() -> tuple[int, int]:
+    """The smallest and largest ``num_players`` the rules accept."""
+    spec = OPTIONS["num_players"]
+    ok = [n for n in range(0, actions.MAX_OPPONENTS + 3) if spec.check(n)]
+    return ok[0], ok[-1]
+
+
+def env_summary() -> str:
+    """The PettingZoo-style summary table of ``uno_mario_kart_v0``."""
+    from . import observation
+    from .env import UnoMarioKartEnv
+
+    meta = UnoMarioKartEnv.metadata
+    low, high = _player_range()
+    default = OPTIONS["num_players"].default
+    top = observation.observation_high(Rules()).max()
+    rows = [
+        ("Import", f"`from uno_mk_env import {meta['name']}`"),
+        ("Actions", "Discrete"),
+        ("Parallel API", "Yes" if meta["is_parallelizable"] else "No"),
+        ("Manual Control", "No (play against agents in a terminal: `uno-mk play`)"),
+        ("Agents", f"`agents= ['player_0', …, 'player_{{N-1}}']` (N = `num_players`, "
+                   f"default {default})"),
+        ("Num Agents", f"{low}–{high}"),
+        ("Action Shape", f"Discrete({actions.NUM_ACTIONS})"),
+        ("Action Values", f"Discrete({actions.NUM_ACTIONS})"),
+        ("Observation Shape", f"({observation.OBS_SIZE},)"),
+        ("Observation Values", f"[0, {top:g}] (default rules; per entry: "
+                               "`observation.observation_high(rules)`)"),
+        ("State Shape", f"({observation.STATE_SIZE},)"),
+        ("Render Modes", ", ".join(f"`{m}`" for m in meta["render_modes"])),
+    ]
+    lines = [f"| {k} | {v} |" for k, v in rows]
+    lines.insert(1, "|---|---|")  # the first row is the table's header, as on PettingZoo's pages
+    return "\n".join(lines)
+
+
+#: What each env argument means (docs/environment.md#arguments); defaults come from the code.
+ENV_ARGUMENT_DOCS: dict[str, str] = {
+    "num_players": "players at the table; agents `player_0` … `player_{N-1}` in seat order",
+    "render_mode": "`render()` returns the table as text (`\"ansi\"`) or prints it after every "
+                   "step (`\"human\"`)",
+    "reward": "`\"win\"`: +1 to the winner, −1/(N−1) to the others; `\"points\"`: round points "
+              "/ 100 (see [Rewards](#rewards))",
+    "max_steps": "decisions per episode before every agent is truncated (`None`: no limit)",
+    "illegal_reward": "`env()` only: the mover's reward when an illegal action ends the episode "
+                      "(`raw_env` raises `IllegalActionError` instead)",
+}
+
+
+def env_arguments() -> str:
+    """The keyword arguments of ``uno_mario_kart_v0.env()``: defaults and allowed values from
+    the code, then every rule option."""
+    from .env import RENDER_MODES, REWARD_MODES, GuardedUnoMarioKartEnv, UnoMarioKartEnv
+
+    params = dict(inspect.signature(UnoMarioKartEnv.__init__).parameters)
+    params.update(inspect.signature(GuardedUnoMarioKartEnv.__init__).parameters)
+    low, high = _player_range()
+    allowed = {
+        "num_players": f"int {low}–{high}",
+        "render_mode": " / ".join(["`None`"] + [f'`"{m}"`' for m in RENDER_MODES]),
+        "reward": " / ".join(f'`"{m}"`' for m in REWARD_MODES),
+        "max_steps": "int ≥ 1 / `None`",
+        "illegal_reward": "float",
+    }
+    names = [n for n, p in params.items()
+             if n != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    missing = set(names) ^ set(ENV_ARGUMENT_DOCS)
+    if missing:
+        raise KeyError(f"ENV_ARGUMENT_DOCS and the env's arguments differ on {sorted(missing)}")
+    rows = ["| argument | default | allowed | meaning |", "|---|---|---|---|"]
+    for name in ENV_ARGUMENT_DOCS:
+        default = f"`{params[name].default!r}`".replace("'", '"')
+        rows.append(f"| `{name}` | {default} | {allowed[name]} | {ENV_ARGUMENT_DOCS[name]} |")
+    rule_options = ", ".join(f"`{n}`" for n in OPTIONS if n not in params)
+    rows.append(f"| every other rule option | | | {rule_options} "
+                "([Rule options](rules.md#rule-options)) |")
+    return "\n".join(rows)
+
+
+def env_versions() -> str:
+    """The ``Version History`` section of the ``uno_mario_kart_v0`` module docstring."""
+    import importlib
+
+    module = importlib.import_module(f"{__package__}.uno_mario_kart_v0")
+    section = module.__doc__.split("Version History\n", 1)[1]
+    entries = [line.strip() for line in section.splitlines() if line.strip()]
+    return "\n".join(f"- {entry}" for entry in entries)
+
+
+#: Every generator, by block name: a ``generated:NAME`` block in any Markdown file of the project
+#: is rewritten from ``GENERATORS[NAME]()``.
+GENERATORS: dict[str, Callable[[], str]] = {
     "cards": card_table,
     "actions": action_table,
     "options": options_table,
     "observation": _observation_layout,
     "state": _state_layout,
+    "presets": presets_table,
+    "phases": phase_table,
+    "view_fields": view_table,
+    "state_keys": state_keys_table,
+    "events": events_format,
+    "env_summary": env_summary,
+    "env_arguments": env_arguments,
+    "env_versions": env_versions,
+}
+
+#: The blocks the README carries (its test checks it holds every one of them).
+SECTIONS: dict[str, Callable[[], str]] = {
+    name: GENERATORS[name] for name in ("cards", "actions", "options", "observation", "state")
 }
 
 _BLOCK = re.compile(
@@ -69,17 +333,24 @@ _BLOCK = re.compile(
 )
 
 
-def render_readme(text: str) -> str:
-    """``text`` with every generated block rewritten from the code.
+def render(text: str) -> str:
+    """``text`` (any Markdown file) with every generated block rewritten from the code.
 
     Raises:
-        KeyError: for a block whose name is not in :data:`SECTIONS`.
+        KeyError: for a block whose name is not in :data:`GENERATORS`.
     """
 
     def fill(m: re.Match[str]) -> str:
-        return f"{m.group(1)}{SECTIONS[m.group('name')]()}\n{m.group(4)}"
+        name = m.group("name")
+        if name not in GENERATORS:
+            raise KeyError(f"unknown generated block {name!r}; known: {', '.join(GENERATORS)}")
+        return f"{m.group(1)}{GENERATORS[name]()}\n{m.group(4)}"
 
     return _BLOCK.sub(fill, text)
+
+
+#: The README's name for :func:`render`.
+render_readme = render
 
 
 def block_names(text: str) -> list[str]:
@@ -87,12 +358,29 @@ def block_names(text: str) -> list[str]:
     return [m.group("name") for m in _BLOCK.finditer(text)]
 
 
+def stale(paths: Iterable[Path]) -> list[Path]:
+    """The files among ``paths`` whose generated blocks differ from a fresh regeneration."""
+    return [p for p in paths if render(t := p.read_text(encoding="utf-8")) != t]
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Rewrites the generated blocks of the given README in place."""
+    """Rewrites the generated blocks of the given Markdown files in place (default: README.md
+    and docs/*.md under the working directory). ``--check``: write nothing, list the stale
+    files, exit 1 if there are any."""
     args = sys.argv[1:] if argv is None else argv
-    path = Path(args[0] if args else "README.md")
-    text = path.read_text(encoding="utf-8")
-    path.write_text(render_readme(text), encoding="utf-8")
+    check = "--check" in args
+    names = [a for a in args if a != "--check"]
+    paths = [Path(a) for a in names] or [Path("README.md"), *sorted(Path("docs").glob("*.md"))]
+    if check:
+        old = stale(paths)
+        for path in old:
+            print(f"{path}: stale, run python -m uno_mk_env.docs", file=sys.stderr)
+        return 1 if old else 0
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        new = render(text)
+        if new != text:
+            path.write_text(new, encoding="utf-8")
     return 0
 
 
