@@ -6,7 +6,8 @@ measured in the same run, as ratios. Each figure is the best of ``--repeats`` in
 (the machine is shared; the best run is the least disturbed one).
 
 Random play makes long rounds (voluntary draws and missed UNO calls grow hands), so games/s is
-also reported for a "sensible" random policy that plays a card whenever it can (DESIGN.md §7).
+also reported for a "sensible" random policy that plays a card whenever it can
+(docs/api.md#rewards-and-episodes).
 
     python benchmarks/engine_speed.py [--budget 200000] [--repeats 3] [--players 2 4 10]
 """

@@ -12,7 +12,8 @@ and ``env.reset()`` when the episode is over. Every ``env.step`` call counts as 
 :func:`benchmarks.peers.rlcard_env_steps`, which runs in the same process for the ratios
 (RLCard's UNO env is 2-player only). Actions are drawn as in ``peers``: buffered uniform floats
 from a seeded generator, ``legal[int(u * len(legal))]``. Uniformly random play makes long rounds,
-so most episodes end by the default ``max_steps=2000`` truncation (DESIGN.md §7).
+so most episodes end by the default ``max_steps=2000`` truncation
+(docs/api.md#rewards-and-episodes).
 
 Run: ``python -m benchmarks.env_speed [--budget 100000] [--repeat 3] [--seed 0]``; each figure is
 the best of ``--repeat`` runs (as ``timeit`` does: on a shared machine the best run is the one

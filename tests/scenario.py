@@ -1,4 +1,4 @@
-"""Small helpers for the rule scenario tests (RULES.md R3-R10).
+"""Small helpers for the rule scenario tests (docs/rules.md R3-R10).
 
 Positions are written as :meth:`Game.from_dict` dicts; hands and piles may be given as a string of
 space-separated card codes (``"R7 G2 W4"``) instead of a list. Actions are taken by their names in

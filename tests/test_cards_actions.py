@@ -1,7 +1,9 @@
-"""Card kinds (RULES.md R2, DESIGN.md §2), action ids (DESIGN.md §3) and illegal actions.
+"""Card kinds (docs/rules.md R2, docs/api.md#card-kinds), action ids
+(docs/api.md#actions-and-phases) and illegal actions.
 
-The deck table, items, codes and points are checked against RULES.md R2 written out here by hand
-(not derived from the module under test); the action ids against the DESIGN.md §3 table.
+The deck table, items, codes and points are checked against docs/rules.md R2 written out here by
+hand (not derived from the module under test); the action ids against the table of
+docs/api.md#actions-and-phases.
 An illegal action raises :class:`IllegalActionError` (a ValueError) naming the action, the phase
 and the legal ids, and changes nothing.
 """
@@ -17,7 +19,7 @@ from uno_mk_env import actions as A
 
 COLOUR_LETTERS = "RYGB"
 RANK_CODES = "0123456789SRD"
-#: RULES.md R2: rank code -> (copies per colour, points).
+#: docs/rules.md R2: rank code -> (copies per colour, points).
 R2_COLOURED = {"0": (1, 0), **{str(i): (2, i) for i in range(1, 10)},
                "S": (2, 20), "R": (2, 20), "D": (2, 20)}
 R2_ITEMS = {"R": "Mushroom", "Y": "Banana Peel", "G": "Green Shell", "B": "Lightning"}
@@ -31,7 +33,7 @@ def test_deck_size_and_kinds() -> None:
 
 
 def test_kind_ids_codes_copies_points_items_follow_r2() -> None:
-    """DESIGN.md §2: kind = 13 * colour + rank; RULES.md R2: copies, points, items."""
+    """docs/api.md#card-kinds: kind = 13 * colour + rank; R2: copies, points, items."""
     for c, letter in enumerate(COLOUR_LETTERS):
         for rank, rank_code in enumerate(RANK_CODES):
             k = 13 * c + rank
@@ -107,7 +109,7 @@ def test_hand_points_example_of_r10_2() -> None:
 
 # ------------------------------------------------------------------------------ action ids
 def test_action_ids_are_the_design_table() -> None:
-    """DESIGN.md §3."""
+    """docs/api.md#actions-and-phases."""
     assert [A.play(k) for k in range(54)] == list(range(54)) and A.PLAY_BASE == 0
     assert A.DRAW == 54 and A.KEEP == 55
     assert A.COLOUR_BASE == 56 and [A.choose_colour(c) for c in range(4)] == [56, 57, 58, 59]
@@ -140,7 +142,8 @@ def test_mask_has_73_entries_for_every_table(n: int) -> None:
 
 
 def test_target_offsets_are_clockwise_whatever_the_direction() -> None:
-    """DESIGN.md §3: TARGET(+k) is the opponent k seats clockwise from the chooser (R7.2)."""
+    """docs/api.md#actions-and-phases: TARGET(+k) is the opponent k seats clockwise from the
+    chooser (R7.2)."""
     for direction in (1, -1):
         for k in (1, 2, 3):
             d = {"rules": {"num_players": 4}, "hands": [["R1"], ["R2"], ["R3"], ["R4"]],

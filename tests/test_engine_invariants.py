@@ -1,4 +1,4 @@
-"""Engine invariants over thousands of seeded games (STYLE.md "Tests": invariants, leak tests).
+"""Engine invariants over thousands of seeded games and leak tests.
 
 Every player count 2-10 is played under every preset of ``uno_mk_env.rules.PRESETS`` and under
 the multi-round match modes (R10.3), driven by two policies:
@@ -8,12 +8,13 @@ the multi-round match modes (R10.3), driven by two policies:
 
 After every step: all 112 cards accounted for per kind (R2), hand sizes consistent, one decider
 with a non-empty mask equal to ``legal_action_ids()`` until ``game_over``, the mask matches the
-phase table of DESIGN.md §3, and scores move only when a round ends (R10.2). At sampled steps
-(the expensive checks): JSON round trip of ``to_dict()``, ``from_dict(to_dict(g)) == g``,
-continuing a restored game and a clone with the same actions gives identical states, stepping
-copies never changes the original, ``determinize`` keeps ``view(seat)`` and the card totals, and
-re-dealing the hidden cards leaves ``view(seat)`` unchanged (leak test). Every game is replayed
-from its seed with the same actions and must come out identical (DESIGN.md §6).
+phase table of docs/api.md#actions-and-phases, and scores move only when a round ends (R10.2).
+At sampled steps (the expensive checks): JSON round trip of ``to_dict()``,
+``from_dict(to_dict(g)) == g``, continuing a restored game and a clone with the same actions
+gives identical states, stepping copies never changes the original, ``determinize`` keeps
+``view(seat)`` and the card totals, and re-dealing the hidden cards leaves ``view(seat)``
+unchanged (leak test). Every game is replayed from its seed with the same actions and must come
+out identical (docs/api.md#randomness).
 """
 
 from __future__ import annotations
@@ -152,7 +153,7 @@ def check_step(g: Game) -> None:
 
 
 def check_phase_table(g: Game, ids: Sequence[int], hand: Sequence[int]) -> None:
-    """DESIGN.md §3: which ids each phase allows."""
+    """docs/api.md#actions-and-phases: which ids each phase allows."""
     phase = g.phase_name
     assert phase in PHASES
     core = set(ids) - UNO_IDS
@@ -398,7 +399,7 @@ def run_many(
 
 # ------------------------------------------------------------------------------- seeding
 def test_same_seed_same_game_different_seed_different_deal() -> None:
-    """DESIGN.md §6: a seed fixes the deal; an int seed and an equal Generator agree."""
+    """docs/api.md#randomness: a seed fixes the deal; an int seed and an equal Generator agree."""
     rules = Rules(num_players=5)
     for seed in range(20):
         a, b = Game(rules, seed=seed), Game(rules, seed=seed)

@@ -1,4 +1,4 @@
-"""The engine stands alone (DESIGN.md §1, §6; STYLE.md "Architecture").
+"""The engine stands alone (docs/api.md#layers, docs/api.md#randomness).
 
 Importing the engine pulls in neither gymnasium nor pettingzoo (checked in a fresh interpreter),
 and the engine's source never prints and never touches the global RNGs (``random``,
@@ -72,7 +72,7 @@ def test_engine_source_never_prints(name: str) -> None:
 
 @pytest.mark.parametrize("name", ENGINE_FILES)
 def test_engine_source_uses_no_global_rng(name: str) -> None:
-    """DESIGN.md §6: never ``random`` or the ``np.random.*`` functions."""
+    """docs/api.md#randomness: never ``random`` or the ``np.random.*`` functions."""
     tree = ast.parse(_source(name))
     problems = []
     for node in ast.walk(tree):

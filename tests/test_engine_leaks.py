@@ -1,4 +1,4 @@
-"""Leak tests over pairs of hidden worlds (DESIGN.md §5, R4.2).
+"""Leak tests over pairs of hidden worlds (docs/api.md#observation, R4.2).
 
 Two games that differ only in cards a seat cannot see must look the same to that seat: its
 ``PlayerView``, its filtered event log (``events_for``) and its observation vector. The case that

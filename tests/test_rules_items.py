@@ -1,4 +1,4 @@
-"""Scenario tests for the Wild Item Box and the items (RULES.md R7).
+"""Scenario tests for the Wild Item Box and the items (docs/rules.md R7).
 
 In most scenarios seat 0 plays a WB and ``flip`` is the top card of the draw pile.
 """
@@ -208,7 +208,7 @@ def test_r7_2_green_shell_ten_players_any_opponent_plus_nine_is_counter_clockwis
 
 
 def test_r7_2_green_shell_target_is_clockwise_regardless_of_direction():
-    """R7.2 / DESIGN §3: TARGET(+k) counts seats clockwise even when play runs
+    """R7.2 / docs/api.md#actions-and-phases: TARGET(+k) counts seats clockwise even when play runs
     counter-clockwise."""
     g = item_box("G3", direction=-1)
     do(g, "TARGET(+1)")

@@ -1,7 +1,7 @@
-"""Rule options (RULES.md "Rule options" table; STYLE.md: a typed, validated rules object).
+"""Rule options (docs/rules.md#rule-options): a typed, validated rules object.
 
-Every option accepts its default and the alternatives RULES.md lists; an unknown option or a bad
-value raises :class:`RulesError` naming the option and what is allowed; ``Rules`` is immutable,
+Every option accepts its default and the alternatives docs/rules.md lists; an unknown option or a
+bad value raises :class:`RulesError` naming the option and what is allowed; ``Rules`` is immutable,
 hashable, and round-trips through dicts; presets build; every table the rules accept can be dealt.
 """
 
@@ -16,7 +16,8 @@ import pytest
 
 from uno_mk_env import OPTIONS, PRESETS, Game, Rules, RulesError, cards, preset
 
-#: RULES.md "Rule options": option -> (default, alternatives). ``None``: no default fixed there.
+#: docs/rules.md#rule-options written out by hand: option -> (default, alternatives); ``None``:
+#: the rules fix no default (``rounds`` matters only with ``match="fixed_rounds"``).
 RULES_TABLE: dict[str, tuple[Any, list[Any]]] = {
     "num_players": (4, [2, 3, 5, 6, 7, 8, 9, 10]),
     "hand_size": (7, [1, 2, 6, 8, 10, 15]),
@@ -62,7 +63,7 @@ def bad_values(name: str) -> list[Any]:
     return [default.upper(), "", " " + default, None, 1, True, [default]]
 
 
-def test_options_are_exactly_the_rules_md_table() -> None:
+def test_options_are_exactly_the_documented_ones() -> None:
     assert set(OPTIONS) == set(RULES_TABLE)
 
 

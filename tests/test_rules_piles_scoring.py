@@ -1,4 +1,4 @@
-"""Scenario tests for running out of cards (RULES.md R9) and scoring / end of game (R10)."""
+"""Scenario tests for running out of cards (docs/rules.md R9) and scoring / end of game (R10)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Scenario tests for the setup of a round (RULES.md R3).
+"""Scenario tests for the setup of a round (docs/rules.md R3).
 
 Deals are random, so each start-card scenario scans seeds deterministically for a deal that
 flips the wanted card, then checks its consequences.
@@ -38,7 +38,7 @@ def _is_number(code: str) -> bool:
 
 def _replay_shuffle(rules: Rules, seed: int) -> tuple[int, list[int]]:
     """The dealer and shuffled deck a fresh ``Game(rules, seed)`` uses (one seeded generator
-    per game, DESIGN.md §6: dealer drawn first, then the deck shuffled)."""
+    per game, docs/api.md#randomness: dealer drawn first, then the deck shuffled)."""
     rng = np.random.default_rng(seed)
     dealer = rng.integers(rules.num_players).item()
     pile = list(DECK)

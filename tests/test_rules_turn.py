@@ -1,4 +1,4 @@
-"""Scenario tests for a turn (RULES.md R4) and the action cards (R5)."""
+"""Scenario tests for a turn (docs/rules.md R4) and the action cards (R5)."""
 
 from __future__ import annotations
 

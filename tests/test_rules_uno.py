@@ -1,4 +1,4 @@
-"""Scenario tests for calling UNO (RULES.md R8)."""
+"""Scenario tests for calling UNO (docs/rules.md R8)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ def called(g) -> list[bool]:
 
 
 def test_r8_call_uno_legal_with_exactly_two_cards_and_does_not_end_the_turn():
-    """R8 / DESIGN §3: CALL_UNO is legal holding exactly 2 cards, not yet called; calling keeps
-    the turn and cannot be repeated."""
+    """R8 / docs/api.md#actions-and-phases: CALL_UNO is legal holding exactly 2 cards, not yet
+    called; calling keeps the turn and cannot be repeated."""
     g = uno_position()
     assert legal_names(g) == {"PLAY(R5)", "DRAW", "CALL_UNO"}
     do(g, "CALL_UNO")
@@ -41,8 +41,8 @@ def test_r8_call_uno_not_legal_with_one_or_three_cards(hand0):
 
 
 def test_r8_call_uno_legal_in_play_drawn_with_two_cards():
-    """R8 / DESIGN §3: after drawing up to 2 cards, CALL_UNO is legal before playing the drawn
-    card; then no penalty follows."""
+    """R8 / docs/api.md#actions-and-phases: after drawing up to 2 cards, CALL_UNO is legal before
+    playing the drawn card; then no penalty follows."""
     g = uno_position("G5", draw_pile="R3 " + PILE)
     do(g, "DRAW")
     assert legal_names(g) == {"PLAY(R3)", "KEEP", "CALL_UNO"}

@@ -1,4 +1,4 @@
-"""Scenario tests for the Wild Draw Four: legality, bluffing and the challenge (RULES.md R6)."""
+"""Scenario tests for the Wild Draw Four (docs/rules.md R6): legality, bluffing, the challenge."""
 
 from __future__ import annotations
 

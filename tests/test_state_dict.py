@@ -1,7 +1,7 @@
-"""State dicts (DESIGN.md §4): ``Game.from_dict`` / ``to_dict``.
+"""State dicts (docs/api.md#state-dicts): ``Game.from_dict`` / ``to_dict``.
 
-The minimal position of DESIGN.md §4 is read exactly as written there and played to the end;
-``to_dict()`` writes the same keys with the same meanings (``draw_pile[0]`` is drawn first,
+The minimal position of docs/api.md#state-dicts is read exactly as written there and played to
+the end; ``to_dict()`` writes the same keys with the same meanings (``draw_pile[0]`` is drawn first,
 ``discard_pile[-1]`` is the top card); the JSON round trip is exact, RNG included; malformed
 input raises :class:`uno_mk_env.StateError` naming the field, and builds nothing.
 """
@@ -20,7 +20,7 @@ import pytest
 from uno_mk_env import Game, Rules, StateError, cards
 from uno_mk_env import actions as A
 
-#: DESIGN.md §4, verbatim.
+#: docs/api.md#state-dicts, verbatim.
 MINIMAL_JSON = """
 {"rules": {"num_players": 3}, "hands": [["R7", "W4"], ["G2", "GS"], ["B9"]],
  "draw_pile": ["B3", "Y7"], "discard_pile": ["Y5", "R5"], "active_colour": "R",
@@ -52,7 +52,8 @@ def midgame(seed: int, steps: int, num_players: int = 4, **rules: Any) -> Game:
 
 # ------------------------------------------------------------------------------ minimal position
 def test_minimal_position_is_read_as_written() -> None:
-    """DESIGN.md §4: the hand-written position, everything else as at the start of a turn."""
+    """docs/api.md#state-dicts: the hand-written position, everything else as at the start of a
+    turn."""
     g = Game.from_dict(minimal())
     assert g.num_players == 3 and g.rules == Rules(num_players=3)
     assert g.current_player == 0 and g.phase_name == "play" and g.direction == 1
@@ -70,8 +71,9 @@ def test_minimal_position_is_read_as_written() -> None:
 
 
 def test_minimal_position_plays_on_to_the_end() -> None:
-    """The §4 position played out: R8 UNO call, R4.2 draws in pile order (draw_pile[0] first),
-    a playable drawn card, R6.4 W4 as the last card, R9 reshuffle, R10.2 scoring."""
+    """The docs/api.md#state-dicts position played out: R8 UNO call, R4.2 draws in pile order
+    (draw_pile[0] first), a playable drawn card, R6.4 W4 as the last card, R9 reshuffle, R10.2
+    scoring."""
     g = Game.from_dict(minimal(), seed=0)
     g.step(A.CALL_UNO)
     g.step(A.play(cards.kind("R7")))
@@ -201,7 +203,8 @@ def _reshuffle_soon() -> tuple[Game, np.random.Generator]:
 
 
 def test_rng_state_is_restored_so_reshuffles_continue_identically() -> None:
-    """DESIGN.md §4/§6: a game restored mid-way continues with the same reshuffles (R9)."""
+    """docs/api.md#state-dicts, docs/api.md#randomness: a game restored mid-way continues with the
+    same reshuffles (R9)."""
     g, rng = _reshuffle_soon()
     d = json.loads(json.dumps(g.to_dict()))
     restored = Game.from_dict(d)

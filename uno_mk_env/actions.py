@@ -1,4 +1,4 @@
-"""Action ids (DESIGN.md §3): 73 ids, the same for every player count.
+"""Action ids (docs/api.md#actions-and-phases): 73 ids, the same for every player count.
 
 Declared as derived constants (as OpenSpiel's ``crazy_eights.h`` does) so nothing else hard-codes
 an offset.
@@ -20,7 +20,8 @@ CALL_UNO = ACCEPT + 1  # 71
 CATCH_UNO = CALL_UNO + 1  # 72
 NUM_ACTIONS = CATCH_UNO + 1  # 73
 
-# Phases (DESIGN.md §3). ``ROUND_OVER`` is the terminal phase (no decider, empty mask).
+# Phases (docs/api.md#actions-and-phases). ``GAME_OVER`` is the terminal phase (no decider, empty
+# mask).
 PLAY, PLAY_DRAWN, CHOOSE_COLOUR, CHOOSE_TARGET, CHALLENGE_PHASE, GAME_OVER = range(6)
 PHASE_NAMES: tuple[str, ...] = (
     "play", "play_drawn", "choose_colour", "choose_target", "challenge", "game_over",

@@ -1,4 +1,4 @@
-"""Card kinds, codes, items and points (RULES.md R2, DESIGN.md §2).
+"""Card kinds, codes, items and points (docs/rules.md R2, docs/api.md#card-kinds).
 
 A card *kind* is an int in ``0..53``: ``13 * colour + rank`` for coloured cards (rank 0-9 numbers,
 10 Skip, 11 Reverse, 12 Draw Two), ``52`` Wild Draw Four, ``53`` Wild Item Box. The engine never

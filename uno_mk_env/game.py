@@ -279,7 +279,7 @@ class Game:
 
     @property
     def phase_name(self) -> str:
-        """The current phase as its DESIGN.md §3 name."""
+        """The current phase as its name (docs/api.md#actions-and-phases)."""
         return A.PHASE_NAMES[self.phase]
 
     @property
@@ -313,7 +313,7 @@ class Game:
         return legal
 
     def legal_actions(self) -> np.ndarray:
-        """Bool mask of shape ``(73,)`` over action ids (DESIGN.md §3)."""
+        """Bool mask of shape ``(73,)`` over action ids (docs/api.md#actions-and-phases)."""
         mask = np.zeros(A.NUM_ACTIONS, dtype=bool)
         mask[list(self.legal_action_ids())] = True
         return mask
@@ -363,7 +363,7 @@ class Game:
 
     # ---------------------------------------------------------------- step
     def step(self, action: int) -> None:
-        """Applies the current decider's ``action`` (an id of DESIGN.md §3).
+        """Applies the current decider's ``action`` (an id of docs/api.md#actions-and-phases).
 
         Raises:
             IllegalActionError: if ``action`` is not legal now (nothing is changed).
@@ -726,7 +726,7 @@ class Game:
 
     # ---------------------------------------------------------------- views
     def view(self, seat: int) -> PlayerView:
-        """What ``seat`` may know (DESIGN.md §5), as an immutable :class:`PlayerView`."""
+        """What ``seat`` may know (docs/api.md#playerview), as an immutable :class:`PlayerView`."""
         if not 0 <= seat < self.num_players:
             raise ValueError(f"seat {seat} out of range 0-{self.num_players - 1}")
         decider = self.current_player == seat
@@ -861,7 +861,8 @@ class Game:
     __hash__ = None  # type: ignore[assignment]  # mutable
 
     def to_dict(self, include_events: bool = False) -> dict[str, Any]:
-        """The full state as JSON-safe data (DESIGN.md §4); ``Game.from_dict`` inverts it."""
+        """The full state as JSON-safe data (docs/api.md#state-dicts); ``Game.from_dict`` inverts
+        it."""
         from .state import game_to_dict
 
         return game_to_dict(self, include_events)

@@ -1,4 +1,4 @@
-"""Observation and global-state vectors, built from named pieces (DESIGN.md §5).
+"""Observation and global-state vectors, built from named pieces (docs/api.md#observation).
 
 The layout is one list of :class:`Piece` (name, size, description, upper bound); offsets are
 derived from it, the encoder writes the pieces in that order, and the README tables
@@ -67,7 +67,7 @@ class Piece(NamedTuple):
 _PHASES = ", ".join(A.PHASE_NAMES[:A.NUM_PHASES])
 _SEATS = "slot k = the seat k places clockwise from me (0 = me); unused slots 0"
 
-#: The observation layout, in order (DESIGN.md §5).
+#: The observation layout, in order (docs/api.md#observation).
 OBS_PIECES: tuple[Piece, ...] = (
     Piece("hand", NUM_KINDS, "my hand: number of cards of each kind (kind id order)", COPIES),
     Piece("top_card", NUM_KINDS, "one-hot kind of the top card of the discard pile"),

@@ -1,4 +1,4 @@
-"""The rule options of RULES.md, in one typed, validated, immutable object.
+"""The rule options of docs/rules.md, in one typed, validated, immutable object.
 
 Every variant is declared once in :data:`OPTIONS` with its default, its allowed values and where it
 comes from; the README's options table is generated from it. An unknown option or a bad value
@@ -49,7 +49,7 @@ def _spec(default: Any, rule: tuple[Callable[[Any], bool], str], doc: str) -> Op
     return OptionSpec(default, rule[0], rule[1], doc)
 
 
-#: All rule options, defaults first (RULES.md, "Rule options").
+#: All rule options, defaults first (docs/rules.md#rule-options).
 OPTIONS: dict[str, OptionSpec] = {
     "num_players": _spec(4, _int(2, 10), "Players at the table (R1)."),
     "hand_size": _spec(7, _int(1, 15), "Cards dealt to each player (R3.2)."),

@@ -1,10 +1,10 @@
 """UNO Mario Kart as a PettingZoo AEC environment, version 0.
 
 Description
-    UNO Mario Kart (RULES.md) for 2-10 players: UNO with a 112-card deck where every card shows a
-    Mario Kart item, and the Wild Item Box flips a card whose item fires (Mushroom, Banana Peel,
-    Green Shell, Lightning, Bob-omb). The rules engine is :class:`uno_mk_env.Game`; this module
-    only translates (seat ↔ agent, rewards, termination).
+    UNO Mario Kart (docs/rules.md) for 2-10 players: UNO with a 112-card deck where every card
+    shows a Mario Kart item, and the Wild Item Box flips a card whose item fires (Mushroom,
+    Banana Peel, Green Shell, Lightning, Bob-omb). The rules engine is :class:`uno_mk_env.Game`;
+    this module only translates (seat ↔ agent, rewards, termination).
 
 Usage
     >>> from uno_mk_env import uno_mario_kart_v0
@@ -22,9 +22,9 @@ Agents
     times in a row and turn order follows Skip, Reverse and extra turns.
 
 Action Space
-    ``Discrete(73)``, the same for every player count (DESIGN.md §3): 0-53 ``PLAY(kind)``,
-    54 ``DRAW``, 55 ``KEEP``, 56-59 ``COLOUR(R/Y/G/B)``, 60-68 ``TARGET(+1 … +9)``,
-    69 ``CHALLENGE``, 70 ``ACCEPT``, 71 ``CALL_UNO``, 72 ``CATCH_UNO``.
+    ``Discrete(73)``, the same for every player count (docs/api.md#actions-and-phases):
+    0-53 ``PLAY(kind)``, 54 ``DRAW``, 55 ``KEEP``, 56-59 ``COLOUR(R/Y/G/B)``,
+    60-68 ``TARGET(+1 … +9)``, 69 ``CHALLENGE``, 70 ``ACCEPT``, 71 ``CALL_UNO``, 72 ``CATCH_UNO``.
 
 Observation Space
     ``Dict(observation=Box(0, high, (437,), float32), action_mask=Box(0, 1, (73,), int8))``
