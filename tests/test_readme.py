@@ -70,8 +70,8 @@ def argv_of(line: str) -> list[str]:
 
 
 def run_command(line: str, cwd: Path, stdin: str = "") -> str:
-    """Runs a README command line in ``cwd`` (repository-relative paths resolved from the root);
-    returns its stdout (fails on a non-zero exit)."""
+    """Runs a README command line in ``cwd`` (the repository root for ``python tests/...``
+    lines, a temporary directory otherwise); returns its stdout (fails on a non-zero exit)."""
     proc = subprocess.run(argv_of(line), cwd=cwd, env=_env(), input=stdin, capture_output=True,
                           text=True, timeout=TIMEOUT)
     assert proc.returncode == 0, (
