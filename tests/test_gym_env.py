@@ -101,9 +101,17 @@ def test_multi_round_points_sum_over_rounds():
     env = UnoMarioKartGymEnv(num_players=3, opponents=EagerAgent(3), reward="points",
                              hand_size=3, match="target_score", target_score=200, max_steps=None,
                              learner_seat=0)
-    total, _, info, terminated = run_episode(env, np.random.default_rng(1), seed=4)
-    assert terminated and env.game.round > 1
-    rounds = [e for e in env.game.events if e[0] == "round_end"]
+    rng = np.random.default_rng(1)
+    obs, info = env.reset(seed=4)
+    total, rounds, seen, terminated, truncated = 0.0, [], 0, False, False
+    while not (terminated or truncated):
+        obs, reward, terminated, truncated, info = env.step(eager(env.action_masks(), rng))
+        total += reward
+        g = env.game  # its log keeps the last two rounds: read the new events after each step
+        assert seen >= g.events_start, "round ends were dropped from the log before read"
+        rounds += [e for e in g.events[seen - g.events_start:] if e[0] == "round_end"]
+        seen = g.event_count
+    assert terminated and env.game.round > 1 and len(rounds) == env.game.round
     won = sum(e[2] for e in rounds if e[1] == 0) / 100
     assert total <= won + 1e-9  # points won minus the hands left when others won
     if all(e[1] == 0 for e in rounds):
