@@ -47,7 +47,7 @@ from .cards import (
 )
 from .errors import IllegalActionError, StateError
 from .events import event_for
-from .legality import CANDIDATES_ON, UNO_KEY, W4_BIT, held_mask, play_phase_ids, w4_is_legal
+from .legality import CANDIDATES_ON, PLAY_IDS, UNO_KEY, W4_BIT, held_mask, w4_is_legal
 from .rules import Rules
 from .view import (
     COLOUR_AFTER_BOB_OMB,
@@ -68,6 +68,7 @@ PLAY, PLAY_DRAWN, CHOOSE_COLOUR, CHOOSE_TARGET, CHALLENGE, GAME_OVER = (
     A.PLAY, A.PLAY_DRAWN, A.CHOOSE_COLOUR, A.CHOOSE_TARGET, A.CHALLENGE_PHASE, A.GAME_OVER,
 )
 _NO_CARD = NO_CARD
+_IDS_0, _IDS_1, _IDS_2, _IDS_3, _IDS_4 = PLAY_IDS
 #: ``evidence.translate(_FADE[k])``: every byte lowered by ``k``, floored at 0 (k drawn cards).
 _FADE = tuple(bytes(max(v - k, 0) for v in range(256)) for k in range(VOID_MEMORY + 1))
 _DRAW, _KEEP, _CALL_UNO, _CATCH_UNO = A.DRAW, A.KEEP, A.CALL_UNO, A.CATCH_UNO
@@ -329,7 +330,9 @@ class Game:
                 key ^= W4_BIT
             if self.sizes[p] == 2 and self._uno_on and not self.uno_called[p]:
                 key |= UNO_KEY
-            ids = play_phase_ids(key)
+            # legality.play_phase_ids(key), inlined: this is the hot path
+            ids = (_IDS_0[key & 0x7FF] + _IDS_1[key >> 11 & 0x7FF] + _IDS_2[key >> 22 & 0x7FF]
+                   + _IDS_3[key >> 33 & 0x7FF] + _IDS_4[key >> 44])
         elif phase == PLAY_DRAWN:
             ids = (self.drawn, _KEEP)
             if self.sizes[p] == 2 and self._uno_on and not self.uno_called[p]:
