@@ -235,11 +235,12 @@ def test_render_is_the_learners_view():
     assert "player_2 (you)" in text and "Your hand (player_2" in text
 
 
-def test_maskable_ppo_smoke():
+def test_maskable_ppo_smoke(tmp_path, monkeypatch):
     """A few thousand MaskablePPO steps on the wrapper complete without error."""
     import torch
     from sb3_contrib import MaskablePPO
 
+    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path))  # else SB3 makes /tmp/SB3-<time> per model
     torch.set_num_threads(1)
     env = UnoMarioKartGymEnv(num_players=2, opponents=EagerAgent(0))
     model = MaskablePPO("MlpPolicy", env, n_steps=256, batch_size=64, n_epochs=2, seed=0,
@@ -256,11 +257,12 @@ def test_maskable_ppo_smoke():
 
 
 @pytest.mark.slow
-def test_maskable_ppo_longer_run_beats_random():
+def test_maskable_ppo_longer_run_beats_random(tmp_path, monkeypatch):
     """50k steps of MaskablePPO against a random opponent (2 players, win reward)."""
     import torch
     from sb3_contrib import MaskablePPO
 
+    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path))
     torch.set_num_threads(1)
     env = UnoMarioKartGymEnv(num_players=2, opponents=RandomAgent(0))
     model = MaskablePPO("MlpPolicy", env, n_steps=1024, batch_size=256, seed=0, device="cpu")

@@ -48,7 +48,8 @@ def _env() -> dict[str, str]:
 
 def run_python(code: str, cwd: Path) -> str:
     """Runs ``code`` in a fresh interpreter in ``cwd``; returns its stdout (fails on an error)."""
-    proc = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=_env(), capture_output=True,
+    env = {**_env(), "SB3_LOGDIR": str(cwd / "sb3_logs")}  # SB3 would make /tmp/SB3-<time>
+    proc = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=TIMEOUT)
     assert proc.returncode == 0, (
         f"exit {proc.returncode}\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}"
