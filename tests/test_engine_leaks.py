@@ -89,3 +89,26 @@ def test_a_kept_draw_and_an_unplayable_draw_are_the_same_to_everyone_else(preset
                         break
             g.step(legal[rng.integers(len(legal))])
     assert pairs > 5
+
+
+def test_r4_2_the_rendered_table_of_other_seats_is_the_same_too():
+    """R4.2 in the text render: the recent-decisions window (here 2 decisions) and its lines are
+    the same for seats 1 and 2 whether seat 0 kept a playable card or drew an unplayable one."""
+    from uno_mk_env.render import RecentDecisions, render_game
+
+    def world(drawn: str) -> tuple[Game, RecentDecisions]:
+        g = make({"rules": {"num_players": 3}, "hands": ["G1 G2", "Y1 Y2 Y3", "B4 B5 B6"],
+                  "discard_pile": "R3", "draw_pile": f"{drawn} G9 Y9"})
+        history = RecentDecisions(maxlen=2)
+        history.start(g)
+        while g.current_player == 0:
+            action = A.DRAW if g.phase == A.PLAY else A.KEEP
+            history.before(g)
+            g.step(action)
+            history.after(action)
+        return g, history
+
+    (kept, h1), (unplayable, h2) = world("R7"), world("B7")
+    names = ["p0", "p1", "p2"]
+    for seat in (1, 2):
+        assert render_game(kept, seat, names, h1) == render_game(unplayable, seat, names, h2)

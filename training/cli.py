@@ -237,7 +237,7 @@ def play(
     ``input_fn`` and ``output`` let tests script a whole game. Returns 0 (a game finished, or
     the player quit).
     """
-    from uno_mk_env.render import render_game
+    from uno_mk_env.render import RecentDecisions, render_game
 
     out = output if output is not None else sys.stdout
 
@@ -261,7 +261,8 @@ def play(
     length = {"single_round": "one round", "target_score": f"to {rules_obj.target_score} points",
               "fixed_rounds": f"{rules_obj.rounds} rounds"}[rules_obj.match]
     say(f"UNO Mario Kart ({length}): you are {names[seat]}; seed {seed}. Type ? for help.")
-    history: list[tuple[int, int]] = [(-1, 0)]  # (actor, first event index) per decision
+    history = RecentDecisions(maxlen=None)
+    history.start(g)
     shown_from = 0
     encode = None
     while not g.game_over:
@@ -275,13 +276,14 @@ def play(
                     from uno_mk_env.observation import encode
                 obs = encode(view)
             action = bot.act(obs, g.legal_actions(), view)
-            history.append((p, len(g.events)))
+            history.before(g)
             try:
                 g.step(action)
             except ValueError as e:
                 raise AgentError(f"agent {names[p]!r} chose an illegal action: {e}") from e
+            history.after(action)
             continue
-        recent = history[max(shown_from, len(history) - MAX_RECENT_DECISIONS):]
+        recent = list(history)[max(shown_from, len(history) - MAX_RECENT_DECISIONS):]
         table = render_game(g, seat, names, recent)
         say()
         say(table)
@@ -289,11 +291,12 @@ def play(
         if action is None:
             say("You left the game.")
             return 0
-        history.append((seat, len(g.events)))
-        shown_from = len(history) - 1
+        history.before(g)
+        shown_from = len(history)
         g.step(action)
+        history.after(action)
     say()
-    recent = history[max(shown_from, len(history) - MAX_RECENT_DECISIONS):]
+    recent = list(history)[max(shown_from, len(history) - MAX_RECENT_DECISIONS):]
     say(render_game(g, seat, names, recent, done=True))
     if g.winner is None:
         say("Game over: no winner.")

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import operator
 import warnings
-from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
@@ -220,7 +219,7 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
         self._mask = _ZERO_MASK
         self._steps = 0
         self._dirty_rewards = False
-        self._history: deque[tuple[int, int]] = deque(maxlen=_HISTORY)
+        self._history = R.RecentDecisions(_HISTORY)
         self._updates = 0  # step()/reset() calls, for the guarded agent_iter's order check
 
     # ------------------------------------------------------------------ spaces / accessors
@@ -291,8 +290,7 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
         self._steps = 0
         self._dirty_rewards = False
         self._done = False
-        self._history.clear()
-        self._history.append((-1, 0))
+        self._history.start(self._game)
         self._updates += 1
         self._select_decider()
         if self.render_mode == "human":
@@ -342,18 +340,18 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
         game = self._game
         render = self.render_mode
         if render is not None:
-            self._history.append((game.current_player, len(game.events)))
+            self._history.before(game)
         try:
             game.step(action)
         except IllegalActionError:
-            if render is not None:
-                self._history.pop()
             if not 0 <= action < A.NUM_ACTIONS:  # not an id at all: a ValueError, not a move
                 raise _out_of_range(action) from None
             if self._illegal_reward is None:
                 raise
             self._illegal(action)
             return
+        if render is not None:
+            self._history.after(action)
         agent = self.agent_selection
         self._cumulative_rewards[agent] = 0.0
         if self._dirty_rewards:

@@ -47,7 +47,6 @@ Version History
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -110,7 +109,7 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         self._seat = 0
         self._steps = 0
         self._over = False
-        self._history: deque[tuple[int, int]] = deque(maxlen=8)
+        self._history = R.RecentDecisions()
 
     @staticmethod
     def _parse_opponents(opponents: Any, n: int) -> list[Policy | None]:
@@ -166,8 +165,7 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
             self._game = Game(self.rules, seed=int(rng.integers(2**63)))
             self._steps = 0
             self._over = False
-            self._history.clear()
-            self._history.append((-1, 0))
+            self._history.start(self._game)
             self._play_opponents()
             if not self._over:
                 break
@@ -190,7 +188,7 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
             raise RuntimeError("the episode is over; call reset()")
         a = action_id(action)
         if self.render_mode is not None:
-            self._history.append((self._seat, len(game.events)))
+            self._history.before(game)
         try:
             game.step(a)
         except IllegalActionError:
@@ -199,6 +197,8 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
             info["illegal_action"] = True
             return (encode(game.view(self._seat)), self.illegal_action_penalty, True, False,
                     info)
+        if self.render_mode is not None:
+            self._history.after(a)
         reward = self._after_step()
         if not self._over:
             reward += self._play_opponents()
@@ -273,13 +273,15 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
             else:
                 action = self._ask(policy, p, legal)
             if history is not None:
-                history.append((p, len(game.events)))
+                history.before(game)
             try:
                 game.step(action)
             except IllegalActionError as e:
                 raise IllegalActionError(
                     f"opponent {policy!r} at seat {p} returned an illegal action: {e}"
                 ) from None
+            if history is not None:
+                history.after(action)
             total += self._after_step()
         return total
 

@@ -8,15 +8,19 @@ Library code never prints; the envs print the returned string in ``"human"`` mod
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
 
 from . import actions as A
+from .actions import KEEP
 from .cards import CODES, COLOUR_NAMES, ITEM_NAMES, NAMES
 from .events import event_for
 from .game import Game
 from .view import PlayerView
 
-__all__ = ["event_text", "events_text", "merge_lines", "render_game", "render_table"]
+__all__ = [
+    "RecentDecisions", "event_text", "events_text", "merge_lines", "render_game", "render_table",
+]
 
 _DRAW_REASON = {
     "voluntary": "", "draw_two": " (Draw Two)", "wild_draw_four": " (Wild Draw Four)",
@@ -198,3 +202,41 @@ def render_game(
         for (actor, start), stop in zip(history, bounds[1:])
     ]
     return render_table(game.view(seat), names, merge_lines(lines, names), step=step, done=done)
+
+
+class RecentDecisions:
+    """The recent decisions of a game, for :func:`render_game`'s "Last events": ``(actor seat,
+    game.event_count before the decision)``, oldest first, at most ``maxlen``.
+
+    A ``KEEP`` is not a decision of its own here: its events join the draw before it, so the
+    window of decisions other seats see is the same whether a drawn card was kept or could not
+    be played (R4.2; another seat's KEEP is hidden from it).
+
+    Drivers call :meth:`start` after a deal, :meth:`before` before each ``game.step`` and
+    :meth:`after` once the step succeeded.
+    """
+
+    def __init__(self, maxlen: int | None = 8) -> None:
+        self._items: deque[tuple[int, int]] = deque(maxlen=maxlen)
+        self._pending: tuple[int, int] | None = None
+
+    def start(self, game: Game) -> None:
+        """A new game: its first entry is the deal (actor -1)."""
+        self._items.clear()
+        self._items.append((-1, game.events_start))
+        self._pending = None
+
+    def before(self, game: Game) -> None:
+        self._pending = (game.current_player, game.event_count)
+
+    def after(self, action: int) -> None:
+        if self._pending is not None and action != KEEP:
+            self._items.append(self._pending)
+        self._pending = None
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
