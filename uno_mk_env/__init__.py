@@ -11,7 +11,7 @@ from .game import Game
 from .rules import OPTIONS, PRESETS, Rules, RulesError, preset
 from .view import PlayerView
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 
 def __getattr__(name: str) -> object:
