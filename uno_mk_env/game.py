@@ -480,7 +480,9 @@ class Game:
         self.uno_called[p] = False
         self.idle_turns = 0
         self.events.append(("draw", p, (card,), "voluntary"))
-        if self._playable(card):  # R4.2: play it at once or keep it
+        # R4.2: play it at once or keep it if playable (self._playable(card), inlined)
+        if CANDIDATES_ON[self.colour][self.discard[-1]] >> card & 1 and (
+                card != W4 or not self._w4_strict or self._w4_is_legal(p)):
             self.phase = PLAY_DRAWN
             self.drawn = card
         else:
