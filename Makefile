@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(PY) -m training.demo
+	$(PY) -m uno_mk_env.cli.demo
 
 test: $(STAMP)
 	$(PY) -m ruff check .

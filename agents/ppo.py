@@ -185,8 +185,8 @@ def resolve_model_path(path: str | Path) -> Path:
             return candidate
     raise FileNotFoundError(
         f"PPO model file not found: {str(path)!r} (looked for {p}, {p.name}.zip and "
-        f"{p.name}.npz from {Path.cwd()}); train one with 'python -m training.train_ppo' or use "
-        "a checkpoint from models/"
+        f"{p.name}.npz from {Path.cwd()}); train one with 'uno-mk train' or use a checkpoint "
+        "from models/"
     )
 
 
@@ -202,7 +202,9 @@ POLICY_FORMAT = "uno-mk-policy"
 POLICY_FORMAT_VERSION = 1
 #: Largest archive entry read (a zip bomb stops here); the shipped policies are ~1 MB.
 MAX_ENTRY_BYTES = 256 * 2**20
-_SB3_POLICY_MODULES = ("sb3_contrib.common.maskable.policies", __name__)
+#: This module's names in checkpoints: before package 0.4.0 it was the top-level ``agents.ppo``.
+_OWN_MODULES = (__name__, "agents.ppo")
+_SB3_POLICY_MODULES = ("sb3_contrib.common.maskable.policies", *_OWN_MODULES)
 #: policy_kwargs that do not change the actor's forward pass on a flat observation vector.
 _INERT_KWARGS = {"ortho_init", "optimizer_class", "optimizer_kwargs", "share_features_extractor",
                  "normalize_images", "log_std_init", "use_expln", "squash_output", "full_std",
@@ -445,7 +447,7 @@ def _sb3_actor(path: Path, archive: zipfile.ZipFile) -> tuple[_NumpyActor, dict[
         cls = _class_name(kwargs.pop("features_extractor_class"), "features_extractor_class",
                           path)
         scaled = cls.rsplit(".", 1)[-1] == "ScaledObservationExtractor" and cls.startswith(
-            __name__ + ".")
+            tuple(m + "." for m in _OWN_MODULES))
         if not scaled and cls != "stable_baselines3.common.torch_layers.FlattenExtractor":
             raise ModelFileError(f"{path}: features extractor {cls} is not supported (supported: "
                                  f"{__name__}.ScaledObservationExtractor, FlattenExtractor)")
@@ -467,7 +469,7 @@ def _sb3_actor(path: Path, archive: zipfile.ZipFile) -> tuple[_NumpyActor, dict[
     except ImportError:
         raise ModelFileError(
             f"{path}: reading a stable-baselines3 .zip needs torch (pip install torch); its "
-            ".npz export (agents.ppo.export_policy) plays with numpy alone") from None
+            ".npz export (uno_mk_env.agents.ppo.export_policy) plays with numpy alone") from None
     raw = _read_entry(path, archive, "policy.pth")
     try:
         with warnings.catch_warnings():  # a refused file is reported below, in one line

@@ -11,7 +11,7 @@ hesitates over:
 * Green Shell target (R7.2): the opponent closest to going out (smallest hand); ties go to the
   one who plays soonest. ``TARGET(+k)`` hits the seat ``k`` clockwise whatever the direction.
 
-Registered names (``agents.make_agent``): ``"greedy"`` (:class:`GreedyAgent`) and
+Registered names (``uno_mk_env.agents.make_agent``): ``"greedy"`` (:class:`GreedyAgent`) and
 ``"strategic"`` (:class:`StrategicAgent`); neither takes an argument.
 
 Public-information estimates used by ``strategic`` (R6 challenge, W4 bluff, Item Box value) come

@@ -1,4 +1,5 @@
-"""Tests of the baseline agents (``agents.rule_based``, ``agents.ismcts``) and a strength helper.
+"""Tests of the baseline agents (``uno_mk_env.agents.rule_based``,
+``uno_mk_env.agents.ismcts``) and a strength helper.
 
 The default tests check that every agent returns a legal action in every phase, player count
 (2-10) and rules preset, that agents are deterministic given their seed and see only the
@@ -25,7 +26,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # when run as a script
 
-from agents import (  # noqa: E402
+from uno_mk_env.agents import (  # noqa: E402
     Agent,
     GreedyAgent,
     ISMCTSAgent,
@@ -34,7 +35,8 @@ from agents import (  # noqa: E402
     make_agent,
     registered,
 )
-from agents.rule_based import p_holds_colour, shell_target  # noqa: E402
+from uno_mk_env.agents.rule_based import p_holds_colour, shell_target  # noqa: E402
+
 from uno_mk_env import PRESETS, Game, PlayerView, Rules, preset  # noqa: E402
 from uno_mk_env import actions as A  # noqa: E402
 

@@ -10,8 +10,8 @@ import sys
 from collections.abc import Callable, Iterable
 
 import pytest
+from uno_mk_env.cli.app import main, rules_from_args
 
-from training.cli import main, rules_from_args
 from uno_mk_env import OPTIONS
 
 
@@ -53,7 +53,7 @@ def test_play_a_full_game_with_scripted_input_including_bad_input_and_help() -> 
 
 
 def test_play_full_game_to_a_target_score_against_rule_agents() -> None:
-    pytest.importorskip("agents.rule_based")
+    pytest.importorskip("uno_mk_env.agents.rule_based")
     script = Script([])
     code, out, err = run(["play", "--opponents", "greedy,strategic", "--seed", "2",
                           "--rounds-to-500", "--rule", "target_score=150"], script)
@@ -102,9 +102,9 @@ def test_tournament_prints_a_leaderboard_and_writes_files(tmp_path) -> None:
 
 def test_tournament_console_script_with_workers_rounds_to_500(tmp_path) -> None:
     """The real entry point in a fresh interpreter, two workers, full games to 500."""
-    pytest.importorskip("agents.rule_based")
+    pytest.importorskip("uno_mk_env.agents.rule_based")
     proc = subprocess.run(
-        [sys.executable, "-m", "training.cli", "tournament", "--agents", "greedy,strategic",
+        [sys.executable, "-m", "uno_mk_env.cli", "tournament", "--agents", "greedy,strategic",
          "--players", "2", "--games", "4", "--seed", "1", "--workers", "2", "--rounds-to-500",
          "--no-plot", "--out", str(tmp_path)],
         capture_output=True, text=True, timeout=120,
@@ -120,8 +120,8 @@ def test_tournament_console_script_with_workers_rounds_to_500(tmp_path) -> None:
 @pytest.mark.parametrize("where", ["a_file", "under_a_file", "unwritable"])
 def test_tournament_checks_out_before_playing(where: str, tmp_path, monkeypatch) -> None:
     """A bad --out used to be found after the whole tournament (results lost, a traceback)."""
-    import training.cli as cli
-    import training.tournament as tournament
+    import uno_mk_env.cli.app as cli
+    import uno_mk_env.evaluation.tournament as tournament
 
     def no_play(*args, **kwargs):
         raise AssertionError("the tournament was played")
@@ -143,8 +143,8 @@ def test_tournament_checks_out_before_playing(where: str, tmp_path, monkeypatch)
 
 
 def test_demo_checks_out_before_playing(tmp_path, monkeypatch, capsys) -> None:
-    import training.tournament as tournament
-    from training.demo import main as demo_main
+    import uno_mk_env.evaluation.tournament as tournament
+    from uno_mk_env.cli.demo import main as demo_main
 
     def no_play(*args, **kwargs):
         raise AssertionError("the tournament was played")
@@ -213,7 +213,7 @@ def test_bad_arguments_exit_2_with_one_line(argv: list[str], message: str, capsy
 
 def test_bad_argument_in_a_subprocess_has_no_traceback() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "training.cli", "tournament", "--agents", "nobody"],
+        [sys.executable, "-m", "uno_mk_env.cli", "tournament", "--agents", "nobody"],
         capture_output=True, text=True, timeout=60,
     )
     assert proc.returncode == 2

@@ -1,4 +1,4 @@
-"""Policy files for the ``ppo`` agent (``agents.ppo``): loading for play never unpickles.
+"""Policy files for the ``ppo`` agent (``uno_mk_env.agents.ppo``): loading for play never unpickles.
 
 A stable-baselines3 ``.zip`` is read from the plain JSON of its ``data`` entry and the weights of
 ``policy.pth`` (``torch.load(weights_only=True)``); the project's ``.npz`` with numpy alone
@@ -20,16 +20,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from agents.ppo import (
+from uno_mk_env.agents.ppo import (
     POLICY_FORMAT,
     ModelFileError,
     PPOAgent,
     export_policy,
     load_policy,
 )
-from training.cli import main as cli_main
-from training.tournament import AgentSpecError, build_agent, run_tournament
+from uno_mk_env.cli.app import main as cli_main
+from uno_mk_env.evaluation.tournament import AgentSpecError, build_agent, run_tournament
+
 from uno_mk_env.observation import OBS_SIZE, encode
 from uno_mk_env.uno_mario_kart_v0 import raw_env
 
@@ -76,8 +76,7 @@ def tiny_zip(tmp_path_factory) -> Path:
     pytest.importorskip("sb3_contrib")
     import gymnasium
     from sb3_contrib import MaskablePPO
-
-    from agents.ppo import ScaledObservationExtractor
+    from uno_mk_env.agents.ppo import ScaledObservationExtractor
 
     class Spaces(gymnasium.Env):
         observation_space = gymnasium.spaces.Box(0, 1, (OBS_SIZE,), np.float32)
@@ -92,7 +91,7 @@ def tiny_zip(tmp_path_factory) -> Path:
 
 def _observations(num_players: int, count: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """(observation, mask) pairs of every seat from games played by ``greedy``."""
-    from agents import make_agent
+    from uno_mk_env.agents import make_agent
 
     env = raw_env(num_players=num_players)
     player = make_agent("greedy", seed=seed)
@@ -135,7 +134,7 @@ def test_npz_plays_with_numpy_alone_and_zip_without_torch_is_one_line() -> None:
     code = (
         "import sys; sys.modules['torch'] = None\n"
         "import numpy as np\n"
-        "from agents.ppo import PPOAgent, ModelFileError\n"
+        "from uno_mk_env.agents.ppo import PPOAgent, ModelFileError\n"
         "a = PPOAgent('models/ppo_2p.npz')\n"
         "mask = np.zeros(73, np.int8); mask[[3, 54]] = 1\n"
         "assert a.act(np.zeros(a.actor.layers[0][0].shape[0], np.float32), mask, None) in (3, 54)\n"
@@ -284,7 +283,7 @@ def test_bad_model_file_in_the_console_script_has_no_traceback(tiny_zip: Path,
                                                                tmp_path: Path) -> None:
     path, _ = _hostile_files(tiny_zip, tmp_path)["pth_torch_pickle"]
     out = subprocess.run(
-        [sys.executable, "-m", "training.cli", "tournament", "--agents", f"ppo:{path},greedy",
+        [sys.executable, "-m", "uno_mk_env.cli", "tournament", "--agents", f"ppo:{path},greedy",
          "--games", "2", "--workers", "2", "--out", str(tmp_path / "out")],
         cwd=REPO, capture_output=True, text=True, timeout=120,
     )
@@ -296,7 +295,7 @@ def test_bad_model_file_in_the_console_script_has_no_traceback(tiny_zip: Path,
 
 def test_oversized_entry_is_refused_before_reading(tiny_zip: Path, tmp_path: Path,
                                                    monkeypatch) -> None:
-    import agents.ppo as ppo
+    import uno_mk_env.agents.ppo as ppo
 
     monkeypatch.setattr(ppo, "MAX_ENTRY_BYTES", 100)
     with pytest.raises(ModelFileError, match="more than the 100"):

@@ -5,7 +5,7 @@ runs as written and does what the text around it says, and so does every command
 Each example runs in a fresh interpreter in a temporary working directory (files it writes, such
 as ``result.save("results/")``, land there), followed by a few lines that check the text's
 claims in the same namespace. Commands run through the installed ``uno-mk`` console script (or
-``python -m training.cli``). README commands that take minutes as written (10,000-game
+``python -m uno_mk_env.cli``). README commands that take minutes as written (10,000-game
 tournaments, the ismcts comparison) run with fewer games by default and as written, their
 figures checked against the README's tables, under ``-m slow``. ```py blocks are illustrative
 fragments (undefined names) and are not run.
@@ -59,12 +59,12 @@ def run_python(code: str, cwd: Path) -> str:
 
 def argv_of(line: str) -> list[str]:
     """The argv of a README command: ``uno-mk`` is the console script next to this interpreter
-    (``python -m training.cli`` without it), ``python`` this interpreter."""
+    (``python -m uno_mk_env.cli`` without it), ``python`` this interpreter."""
     words = shlex.split(line)
     if words[0] == "uno-mk":
         script = Path(sys.executable).with_name("uno-mk")
         return [str(script), *words[1:]] if script.exists() else [
-            sys.executable, "-m", "training.cli", *words[1:]]
+            sys.executable, "-m", "uno_mk_env.cli", *words[1:]]
     if words[0] == "python":
         return [sys.executable, *words[1:]]
     raise AssertionError(f"README command {line!r}: no way to run {words[0]!r}")
@@ -138,6 +138,12 @@ assert any(n.endswith(".png") for n in names), names
     # The engine alone: the round ends with a winner (no step cap needed).
     "Game(Rules(num_players=3": """
 assert g.game_over and g.winner is not None
+""",
+    # The layout: the repository's folders import as subpackages of the one name uno_mk_env.
+    # (That the wheel installs no other top-level name is checked on the built wheel.)
+    "# agents/": """
+assert Args.__module__ == "uno_mk_env.training.train_ppo" and callable(train)
+assert make_agent.__module__ == "uno_mk_env.agents.base" and callable(run_tournament)
 """,
     # A hand-written position: read as written; draw_pile[0] is drawn first, discard_pile[-1]
     # is the top card.

@@ -1,5 +1,6 @@
-"""Tournaments (``training.tournament``): schedule and duplicate deals, reproducibility across
-worker counts, statistics (Wilson interval, rewards, head-to-head, openskill ratings) and files."""
+"""Tournaments (``uno_mk_env.evaluation.tournament``): schedule and duplicate deals,
+reproducibility across worker counts, statistics (Wilson interval, rewards, head-to-head, openskill
+ratings) and files."""
 
 from __future__ import annotations
 
@@ -10,10 +11,9 @@ import os
 
 import numpy as np
 import pytest
-
-import training.tournament as tournament
-from agents import Agent, RandomAgent, make_agent
-from training.tournament import (
+import uno_mk_env.evaluation.tournament as tournament
+from uno_mk_env.agents import Agent, RandomAgent, make_agent
+from uno_mk_env.evaluation.tournament import (
     AgentError,
     AgentSpecError,
     GameTask,
@@ -27,6 +27,7 @@ from training.tournament import (
     schedule,
     wilson_interval,
 )
+
 from uno_mk_env import Game, Rules, RulesError
 
 #: Random play is slow (rounds of thousands of decisions, DESIGN.md §7); without the UNO rule
@@ -126,7 +127,7 @@ def test_duplicate_deals_replay_the_same_cards_with_permuted_seats() -> None:
 def test_duplicate_deal_with_identical_deterministic_agents_gives_identical_games() -> None:
     """Two copies of the deterministic ``greedy`` play each deal twice with seats swapped: the
     games must be move-for-move the same, only the entrant labels change seat."""
-    pytest.importorskip("agents.rule_based")
+    pytest.importorskip("uno_mk_env.agents.rule_based")
     result = run_tournament(["greedy", "greedy"], 2, 20, seed=11)
     for a, b in zip(result.records[::2], result.records[1::2], strict=True):
         assert a.seed == b.seed and a.seats == b.seats[::-1]
@@ -166,10 +167,10 @@ def test_two_workers_give_exactly_the_single_process_results() -> None:
 
 
 def _registered() -> set[str]:
-    from training.tournament import discover_agents
+    from uno_mk_env.evaluation.tournament import discover_agents
 
     discover_agents()
-    from agents import registered
+    from uno_mk_env.agents import registered
 
     return set(registered())
 
@@ -211,7 +212,7 @@ def test_ratings_come_from_openskill_plackett_luce() -> None:
 
 
 def test_stronger_agent_rates_higher() -> None:
-    pytest.importorskip("agents.rule_based")
+    pytest.importorskip("uno_mk_env.agents.rule_based")
     result = run_tournament(["random", "greedy"], 2, 40, seed=0)
     best = result.leaderboard()[0]
     assert best["agent"] == "greedy"
@@ -235,7 +236,7 @@ def test_step_cap_counts_as_no_winner() -> None:
 
 
 def test_full_games_to_500() -> None:
-    pytest.importorskip("agents.rule_based")
+    pytest.importorskip("uno_mk_env.agents.rule_based")
     result = run_tournament(["greedy", "strategic"], 2, 2, seed=3,
                             rules={"match": "target_score"})
     assert result.config["rules"]["match"] == "target_score"

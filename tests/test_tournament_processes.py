@@ -65,7 +65,7 @@ def _start_tournament(tmp_path: Path) -> tuple[subprocess.Popen, list[int]]:
     """``uno-mk tournament`` with two workers and enough games (to 500 points) to run for a
     minute; returns once both workers are playing."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "training.cli", "tournament", "--agents",
+        [sys.executable, "-m", "uno_mk_env.cli", "tournament", "--agents",
          "strategic,greedy,random", "--players", "3", "--games", "3000", "--rounds-to-500",
          "--workers", "2", "--no-plot", "--out", str(tmp_path / "out")],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -129,7 +129,7 @@ def test_a_script_read_from_stdin_with_workers_fails_once_or_plays(model: str) -
         pytest.importorskip("torch")
     script = (
         "import sys\n"
-        "from training.tournament import TournamentError, run_tournament\n"
+        "from uno_mk_env.evaluation.tournament import TournamentError, run_tournament\n"
         "try:\n"
         f"    result = run_tournament(['ppo:models/{model}', 'greedy'], 2, games=8, seed=1,\n"
         "                            workers=2)\n"

@@ -14,10 +14,10 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from agents import make_agent  # noqa: E402
-from agents.ppo import OBS_SCALE, PPOAgent, resolve_model_path  # noqa: E402
-from training.tournament import AgentSpecError, build_agent, run_tournament  # noqa: E402
-from training.train_ppo import (  # noqa: E402
+from uno_mk_env.agents import make_agent  # noqa: E402
+from uno_mk_env.agents.ppo import OBS_SCALE, PPOAgent, resolve_model_path  # noqa: E402
+from uno_mk_env.evaluation.tournament import AgentSpecError, build_agent, run_tournament  # noqa: E402
+from uno_mk_env.training.train_ppo import (  # noqa: E402
     Args,
     OpponentPool,
     TrainingError,
@@ -25,7 +25,8 @@ from training.train_ppo import (  # noqa: E402
     read_eval_csv,
     train,
 )
-from training.train_ppo import main as train_main  # noqa: E402
+from uno_mk_env.training.train_ppo import main as train_main  # noqa: E402
+
 from uno_mk_env.gym_env import UnoMarioKartGymEnv  # noqa: E402
 from uno_mk_env.observation import OBS_SIZE  # noqa: E402
 
@@ -101,7 +102,7 @@ def test_resume_continues_from_a_checkpoint(trained, tmp_path):
 
 
 def _last_checkpoint(summary: dict) -> tuple[Path, int]:
-    from agents.ppo import sb3_data
+    from uno_mk_env.agents.ppo import sb3_data
 
     ckpts = Path(summary["run_dir"], "checkpoints").glob("ppo_*_steps.zip")
     ckpt = max(ckpts, key=lambda p: int(p.stem.split("_")[1]))
@@ -144,7 +145,7 @@ def test_resume_refuses_changed_hyperparameters_and_config_records_the_truth(
     """A resumed model keeps its architecture and PPO hyperparameters: changing one is refused
     (each listed, old → new); on the command line the ones not given are the model's, and
     config.json records what ran (it used to record the defaults)."""
-    from agents.ppo import sb3_data
+    from uno_mk_env.agents.ppo import sb3_data
 
     _, summary = trained
     ckpt, steps = _last_checkpoint(summary)
@@ -172,10 +173,10 @@ def test_resume_refuses_changed_hyperparameters_and_config_records_the_truth(
 
 
 def test_export_model_ships_a_checkpoint_of_a_resumed_run(trained, tmp_path):
-    """``training.export_model``: the shipped file plays like its checkpoint, its JSON names the
-    checkpoint, every config of the resume chain and a real evaluation; the curve stops at the
-    checkpoint's step count."""
-    from training.export_model import main as export_main
+    """``uno_mk_env.training.export_model``: the shipped file plays like its checkpoint, its JSON
+    names the checkpoint, every config of the resume chain and a real evaluation; the curve stops at
+    the checkpoint's step count."""
+    from uno_mk_env.training.export_model import main as export_main
 
     _, summary = trained
     ckpt = sorted(Path(summary["run_dir"], "checkpoints").glob("ppo_*_steps.zip"))[-1]
@@ -272,8 +273,8 @@ def test_model_of_another_observation_layout_is_a_clear_error(tmp_path):
 
 
 def test_importing_the_ppo_module_does_not_import_torch():
-    code = ("import sys, agents, agents.ppo; assert 'ppo' in agents.registered(); "
-            "print('torch' in sys.modules)")
+    code = ("import sys, uno_mk_env.agents.ppo as ppo; from uno_mk_env.agents import registered; "
+            "assert 'ppo' in registered(); print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
@@ -389,7 +390,7 @@ def test_asymmetric_critic_run_trains_and_its_actor_ignores_the_state(tmp_path):
 def test_given_fields_reads_the_flags_as_argparse_does():
     """A resume keeps the model's own value of each hyperparameter not given on the command
     line, so the flags given must be recognised in every form argparse accepts."""
-    from training.train_ppo import given_fields
+    from uno_mk_env.training.train_ppo import given_fields
 
     argv = ["--n-ste", "8", "--no-progress", "--net_arch=1,2", "--resume", "x.zip",
             "--total-timesteps=5", "--n", "3"]  # "--n" is ambiguous: argparse refuses it

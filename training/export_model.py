@@ -2,14 +2,15 @@
 
 ::
 
-    python -m training.export_model runs/<run>/checkpoints/ppo_10000000_steps.zip \\
+    python -m uno_mk_env.training.export_model runs/<run>/checkpoints/ppo_10000000_steps.zip \\
         models/ppo_4p.zip --games 10000 40000 --seed 2026 --opponents strategic,greedy
 
 Writes ``OUT`` (the model with its optimizer state stripped, as ``--save-path`` of
 ``train_ppo`` does) and, next to it:
 
-* ``OUT.npz``: the policy in the project's own format (:func:`agents.ppo.export_policy`), which
-  plays with numpy alone and is read without unpickling;
+* ``OUT.npz``: the policy in the project's own format
+  (:func:`uno_mk_env.agents.ppo.export_policy`), which plays with numpy alone and is read without
+  unpickling;
 
 * ``OUT.json``: the checkpoint it came from and its step count, the training run's config (for a
   resumed run, the config of every run in the chain: a resumed model keeps the hyperparameters
@@ -17,7 +18,7 @@ Writes ``OUT`` (the model with its optimizer state stripped, as ``--save-path`` 
 * ``OUT_curve.csv`` / ``OUT_curve.png``: the run's evaluation curve up to the checkpoint;
 * the evaluation: ``--games`` duplicate-deal games (one or more counts) with root seed ``--seed``
   against each of ``--opponents`` (one learner and ``N - 1`` copies of the opponent), win rate
-  with its 95 % Wilson interval (:func:`training.train_ppo.evaluate`).
+  with its 95 % Wilson interval (:func:`uno_mk_env.training.train_ppo.evaluate`).
 
 Pick the checkpoint on another seed than the one you report (the shipped models were chosen on
 seed 777 and evaluated on seed 2026).
@@ -35,8 +36,8 @@ from typing import Any
 
 def config_chain(run_dir: Path) -> list[dict[str, Any]]:
     """The run's ``config.json``, then those of the runs it resumed from, newest first."""
-    from agents.ppo import resolve_model_path
-    from training.train_ppo import run_dir_of
+    from uno_mk_env.agents.ppo import resolve_model_path
+    from uno_mk_env.training.train_ppo import run_dir_of
 
     chain = []
     seen = set()
@@ -58,10 +59,9 @@ def export(checkpoint: str, out: str, games: Sequence[int], seed: int,
            opponents: Sequence[str], workers: int) -> dict[str, Any]:
     """Writes the model file, its JSON and curve (see the module docstring); returns the JSON."""
     from sb3_contrib import MaskablePPO
-
-    from agents.ppo import export_policy, resolve_model_path
-    from training.tournament import check_output_dir
-    from training.train_ppo import (
+    from uno_mk_env.agents.ppo import export_policy, resolve_model_path
+    from uno_mk_env.evaluation.tournament import check_output_dir
+    from uno_mk_env.training.train_ppo import (
         evaluate,
         plot_curve,
         read_eval_csv,
@@ -113,7 +113,7 @@ def export(checkpoint: str, out: str, games: Sequence[int], seed: int,
         "checkpoint": str(source),
         "timesteps": int(model.num_timesteps),
         "numpy_policy": npz.name,
-        "export_command": "python -m training.export_model " + " ".join(sys.argv[1:]),
+        "export_command": "python -m uno_mk_env.training.export_model " + " ".join(sys.argv[1:]),
         **chain[0],
         "resumed_from": chain[1:],
         "evaluation": evaluation,
@@ -124,7 +124,7 @@ def export(checkpoint: str, out: str, games: Sequence[int], seed: int,
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m training.export_model",
+        prog="python -m uno_mk_env.training.export_model",
         description="Ship a train_ppo checkpoint: strip the optimizer, write its provenance, "
                     "curve and a duplicate-deal evaluation (see the module docstring).",
     )
@@ -141,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if any(g < 1 for g in args.games):
         parser.error(f"--games must be positive, got {args.games}")
     opponents = [s.strip() for s in args.opponents.split(",") if s.strip()]
-    from training.tournament import OutputPathError
+    from uno_mk_env.evaluation.tournament import OutputPathError
 
     try:
         export(args.checkpoint, args.out, args.games, args.seed, opponents, args.workers)

@@ -2,9 +2,9 @@
 
 ::
 
-    python -m training.train_ppo --num-players 2 --total-timesteps 1000000 --seed 1
-    python -m training.train_ppo --help          # every argument, documented
-    python -m training.train_ppo --resume runs/<run>/checkpoints/ppo_500000_steps.zip \\
+    python -m uno_mk_env.training.train_ppo --num-players 2 --total-timesteps 1000000 --seed 1
+    python -m uno_mk_env.training.train_ppo --help          # every argument, documented
+    python -m uno_mk_env.training.train_ppo --resume runs/<run>/checkpoints/ppo_500000_steps.zip \\
         --total-timesteps 2000000
 
 One learning seat (drawn at random every episode) plays :class:`uno_mk_env.gym_env.
@@ -16,10 +16,10 @@ the previous snapshot (so the self-play pool only ever gets stronger); the newes
 ``--max-snapshots`` are kept.
 
 Every ``--eval-every`` steps the current policy plays a duplicate-deal tournament
-(:func:`training.tournament.run_tournament`) against each agent of ``--eval-opponents``: at two
-players one against one, at N players one learner against N-1 copies of the opponent. Win rates
-with 95 % Wilson intervals go to TensorBoard (``runs/<run_name>``), to ``eval.csv`` and to a
-plot. Outputs, all in ``runs/<run_name>/``:
+(:func:`uno_mk_env.evaluation.tournament.run_tournament`) against each agent of
+``--eval-opponents``: at two players one against one, at N players one learner against N-1 copies of
+the opponent. Win rates with 95 % Wilson intervals go to TensorBoard (``runs/<run_name>``), to
+``eval.csv`` and to a plot. Outputs, all in ``runs/<run_name>/``:
 
 * ``config.json`` (these arguments plus versions), TensorBoard events and ``progress.csv``;
 * ``checkpoints/ppo_<steps>_steps.zip`` every ``--checkpoint-every`` steps (+ ``config.json``);
@@ -29,8 +29,8 @@ plot. Outputs, all in ``runs/<run_name>/``:
 With ``--save-path models/ppo_2p.zip`` the final model is also written there without its
 optimizer state (a few hundred KB instead of ~3x that; training resumed from it starts with a
 fresh Adam state), next to ``ppo_2p.npz`` (the policy alone, for play without torch or
-unpickling: :func:`agents.ppo.export_policy`), ``ppo_2p.json`` (config and final evaluation),
-``ppo_2p_curve.csv`` and ``ppo_2p_curve.png``.
+unpickling: :func:`uno_mk_env.agents.ppo.export_policy`), ``ppo_2p.json`` (config and final
+evaluation), ``ppo_2p_curve.csv`` and ``ppo_2p_curve.png``.
 
 ``--resume`` continues a checkpoint with its own architecture and PPO hyperparameters: on the
 command line the ones not given are taken from the checkpoint's run, and giving one that
@@ -202,7 +202,7 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
     docs = _field_docs(Args)
     hints = typing.get_type_hints(Args)
     parser = argparse.ArgumentParser(
-        prog="python -m training.train_ppo",
+        prog="python -m uno_mk_env.training.train_ppo",
         description="Train a MaskablePPO agent for UNO Mario Kart (see the module docstring).",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
@@ -250,7 +250,7 @@ class OpponentPool:
         seed: int,
     ) -> None:
         # build_agent finds agents of modules not imported yet (e.g. ppo:path opponents).
-        from training.tournament import build_agent
+        from uno_mk_env.evaluation.tournament import build_agent
 
         self.rng = np.random.default_rng(seed)
         self.agents = [build_agent(spec, seed=_seed(seed, i)) for i, spec in enumerate(specs)]
@@ -298,7 +298,7 @@ def make_self_play_env(args: Args, rank: int) -> Any:
             return self.env.action_masks()
 
         def add_snapshot(self, path: str, seed: int) -> int:
-            from agents.ppo import PPOAgent
+            from uno_mk_env.agents.ppo import PPOAgent
 
             self.snapshots.append(
                 PPOAgent(path, seed=seed, deterministic=args.snapshot_deterministic)
@@ -354,7 +354,7 @@ def collect_demonstrations(args: Args) -> dict[str, np.ndarray]:
     """``args.bc_steps`` decisions of ``args.bc_teacher`` in the learner's seat of a training env
     (opponents from the pool, no self-play): observations, masks, actions, the discounted
     return that followed each decision and the index of its episode."""
-    from training.tournament import build_agent
+    from uno_mk_env.evaluation.tournament import build_agent
 
     env = make_self_play_env(args, rank=10_000)
     base = env.unwrapped
@@ -471,7 +471,7 @@ def evaluate(
 ) -> dict[str, Any]:
     """Win rate of ``ppo:model_path`` against ``opponent`` (one learner and ``num_players - 1``
     copies of it), duplicate deals with rotated seats."""
-    from training.tournament import run_tournament
+    from uno_mk_env.evaluation.tournament import run_tournament
 
     specs = [f"ppo:{model_path}"] + [opponent] * (num_players - 1)
     result = run_tournament(specs, num_players, games=games, seed=seed, workers=workers)
@@ -647,7 +647,7 @@ def _checkpoint_hyperparameters(data: dict[str, Any]) -> dict[str, Any]:
     literals only, never unpickled)."""
     import re
 
-    from agents.ppo import sb3_literal
+    from uno_mk_env.agents.ppo import sb3_literal
 
     def number(v: Any) -> bool:
         return isinstance(v, (int, float)) and not isinstance(v, bool)
@@ -702,7 +702,7 @@ def _first_run_args(checkpoint: Path) -> dict[str, Any]:
     (``config.json`` of its run directory, else the ``.json`` of an exported model), followed
     back through ``resume`` to the first run of the chain, whose model arguments every resumed
     run kept (an export's JSON lists the chain in ``resumed_from``). Empty when unknown."""
-    from agents.ppo import resolve_model_path
+    from uno_mk_env.agents.ppo import resolve_model_path
 
     config = _read_json(run_dir_of(checkpoint) / "config.json") or _read_json(
         checkpoint.with_suffix(".json"))
@@ -735,7 +735,7 @@ def resume_source(resume: str) -> tuple[Path, int, dict[str, Any]]:
     Raises:
         TrainingError: the file is missing or is not a stable-baselines3 model.
     """
-    from agents.ppo import ModelFileError, resolve_model_path, sb3_data
+    from uno_mk_env.agents.ppo import ModelFileError, resolve_model_path, sb3_data
 
     try:
         path = resolve_model_path(resume)
@@ -785,7 +785,7 @@ def check_resume_args(args: Args, path: Path, steps: int, known: dict[str, Any])
             f"--resume {path}: {', '.join(changed)}: a resumed model keeps its architecture, "
             "its PPO hyperparameters and its start (only the environment, opponent, self-play, "
             "evaluation, checkpoint, output and step-budget arguments may change: "
-            "training.train_ppo.RESUME_MAY_CHANGE)"
+            "uno_mk_env.training.train_ppo.RESUME_MAY_CHANGE)"
         )
     if steps >= args.total_timesteps:
         raise TrainingError(
@@ -869,8 +869,7 @@ def train(args: Args) -> dict[str, Any]:
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
     from stable_baselines3.common.logger import configure
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
-
-    from training.tournament import check_output_dir
+    from uno_mk_env.evaluation.tournament import check_output_dir
 
     if args.num_players < 2 or args.n_envs < 1 or args.total_timesteps < 1:
         raise TrainingError("--num-players must be >= 2, --n-envs >= 1 and --total-timesteps "
@@ -900,7 +899,8 @@ def train(args: Args) -> dict[str, Any]:
     torch.set_num_threads(args.torch_threads)
     # Argument checks of torch.distributions cost ~10 % of a rollout step; the masks are valid.
     torch.distributions.Distribution.set_default_validate_args(False)
-    from agents.ppo import ScaledObservationExtractor
+    from uno_mk_env.agents.ppo import ScaledObservationExtractor
+
     from uno_mk_env.observation import OBS_PIECES, OBS_SIZE
 
     # envs
@@ -945,7 +945,7 @@ def train(args: Args) -> dict[str, Any]:
             "features_extractor_class": ScaledObservationExtractor,
         }
         if args.critic_state:
-            from agents.ppo import AsymmetricActorCriticPolicy
+            from uno_mk_env.agents.ppo import AsymmetricActorCriticPolicy
 
             policy = AsymmetricActorCriticPolicy
             policy_kwargs["actor_size"] = OBS_SIZE
@@ -956,7 +956,7 @@ def train(args: Args) -> dict[str, Any]:
 
     config = {
         "run_name": run_name, "run_dir": str(run_dir), "args": dataclasses.asdict(args),
-        "command": "python -m training.train_ppo " + " ".join(sys.argv[1:]),
+        "command": "python -m uno_mk_env.training.train_ppo " + " ".join(sys.argv[1:]),
         "versions": _versions(),
         "observation_size": int(model.observation_space.shape[0]),
         # A checkpoint only fits the layout it was trained on (DESIGN.md §5 pieces, in order).
@@ -1011,7 +1011,7 @@ def train(args: Args) -> dict[str, Any]:
     }
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     if target is not None:
-        from agents.ppo import export_policy
+        from uno_mk_env.agents.ppo import export_policy
 
         target.parent.mkdir(parents=True, exist_ok=True)
         strip_optimizer_and_save(model, target)
@@ -1028,10 +1028,10 @@ def train(args: Args) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m training.train_ppo``: 0 when trained, 2 with a one-line error when the
+    """``python -m uno_mk_env.training.train_ppo``: 0 when trained, 2 with a one-line error when the
     request is refused (a missing checkpoint, nothing left to train, a changed hyperparameter
     on ``--resume``, an output place that cannot be written)."""
-    from training.tournament import OutputPathError
+    from uno_mk_env.evaluation.tournament import OutputPathError
 
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
@@ -1041,7 +1041,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = inherit_resume_args(args, given_fields(argv))
         summary = train(args)
     except (TrainingError, OutputPathError) as e:
-        print(f"python -m training.train_ppo: error: {e}", file=sys.stderr)
+        print(f"python -m uno_mk_env.training.train_ppo: error: {e}", file=sys.stderr)
         return 2
     print(json.dumps(summary, indent=2))
     return 0

@@ -37,9 +37,10 @@ Arguments
     generator), one policy for every opponent seat, or a sequence of ``num_players - 1``
     policies, ``opponents[i]`` sitting ``i + 1`` seats clockwise from the learner. A policy is an
     agent (anything with ``act(observation, action_mask, view)``, e.g.
-    :class:`agents.base.Agent`; the observation is skipped when its ``needs_observation`` is
-    ``False``) or a callable ``(observation, action_mask) -> action``. Agents are ``reset()`` at
-    every episode, with a seed drawn from the env's generator when ``reset(seed=...)`` is given.
+    :class:`uno_mk_env.agents.base.Agent`; the observation is skipped when its
+    ``needs_observation`` is ``False``) or a callable ``(observation, action_mask) -> action``.
+    Agents are ``reset()`` at every episode, with a seed drawn from the env's generator when
+    ``reset(seed=...)`` is given.
 
 Version History
     v0: initial release.

@@ -59,9 +59,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import uno_mk_env.agents as agents_package
+from uno_mk_env.agents import Agent, make_agent, registered
 
-import agents as agents_package
-from agents import Agent, make_agent, registered
 from uno_mk_env import Game, IllegalActionError, PlayerView, Rules, RulesError
 from uno_mk_env import __version__ as ENV_VERSION
 
@@ -108,7 +108,7 @@ def discover_agents(until: str | None = None) -> dict[str, str]:
 
     Returns:
         The modules that failed to import, mapped to a one-line reason (an optional dependency
-        missing, say); the registered agents are then ``agents.registered()``.
+        missing, say); the registered agents are then ``uno_mk_env.agents.registered()``.
     """
     failures: dict[str, str] = {}
     for info in sorted(pkgutil.iter_modules(agents_package.__path__), key=lambda m: m.name):
@@ -856,7 +856,8 @@ def run_tournament(
     """Plays a seeded tournament (see the module docstring).
 
     Args:
-        agent_specs: agent specs (``agents.make_agent`` strings); repeats are separate entrants.
+        agent_specs: agent specs (``uno_mk_env.agents.make_agent`` strings); repeats are
+            separate entrants.
         num_players: seats per table (2-10).
         games: games to play, rounded up to a multiple of ``num_players``.
         seed: non-negative root seed; the same seed gives identical results for any ``workers``.

@@ -27,14 +27,8 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 import numpy as np
-
-from agents import Agent, registered
-from uno_mk_env import PRESETS, Game, PlayerView, Rules, RulesError
-from uno_mk_env import actions as A
-from uno_mk_env.cards import CODE_TO_KIND, CODES, COLOUR_NAMES, COLOURS, NAMES, W4
-from uno_mk_env.rules import OPTIONS
-
-from .tournament import (
+from uno_mk_env.agents import Agent, registered
+from uno_mk_env.evaluation.tournament import (
     DEFAULT_MAX_STEPS,
     AgentError,
     AgentSpecError,
@@ -47,6 +41,11 @@ from .tournament import (
     make_rules,
     run_tournament,
 )
+
+from uno_mk_env import PRESETS, Game, PlayerView, Rules, RulesError
+from uno_mk_env import actions as A
+from uno_mk_env.cards import CODE_TO_KIND, CODES, COLOUR_NAMES, COLOURS, NAMES, W4
+from uno_mk_env.rules import OPTIONS
 
 PROG = "uno-mk"
 MAX_RECENT_DECISIONS = 20  #: decisions of the others shown before each of the player's turns

@@ -2,15 +2,15 @@
 
 ::
 
-    python -m training.demo                 # ~1 minute on a 2-core machine (16,000 games)
-    python -m training.demo --games 2000    # quicker
+    python -m uno_mk_env.cli.demo                 # ~1 minute on a 2-core machine (16,000 games)
+    python -m uno_mk_env.cli.demo --games 2000    # quicker
 
-Plays a duplicate-deal tournament (:func:`training.tournament.run_tournament`: every deal is
-replayed once per seat rotation) between ``random``, ``greedy``, ``strategic`` and
-``ppo:models/ppo_4p.zip`` (the checkpoint shipped in the repository, found relative to this
-file, so the demo works from any directory), with a progress bar, and prints the leaderboard with
-95 % confidence intervals. Without the checkpoint (or without torch) it says so and plays the
-three baselines.
+Plays a duplicate-deal tournament
+(:func:`uno_mk_env.evaluation.tournament.run_tournament`: every deal is replayed once per seat
+rotation) between ``random``, ``greedy``, ``strategic`` and ``ppo:models/ppo_4p.zip`` (the
+checkpoint shipped in the repository, found relative to this file, so the demo works from any
+directory), with a progress bar, and prints the leaderboard with 95 % confidence intervals. Without
+the checkpoint (or without torch) it says so and plays the three baselines.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def agent_specs(model: Path, out=sys.stdout) -> list[str]:
     """The demo's entrants: the baselines plus ``ppo:model`` when it can be loaded."""
     specs = list(BASELINES)
     if not model.is_file():
-        print(f"note: no PPO checkpoint at {model} (train one with 'python -m training.train_ppo "
+        print(f"note: no PPO checkpoint at {model} (train one with 'uno-mk train "
               "--num-players 4 --save-path models/ppo_4p.zip'); playing the baselines only.",
               file=out)
         return specs
@@ -48,8 +48,9 @@ def agent_specs(model: Path, out=sys.stdout) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.demo", description=__doc__.split(
-        "\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m uno_mk_env.cli.demo", description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--games", type=int, default=16000,
                         help="games (rounded up to a multiple of 4)")
     parser.add_argument("--seed", type=int, default=2026, help="tournament seed")
@@ -59,8 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="also save the result files (JSON, CSV, PNG) in this directory")
     args = parser.parse_args(argv)
 
-    from training.cli import print_leaderboard
-    from training.tournament import OutputPathError, check_output_dir, run_tournament
+    from uno_mk_env.cli.app import print_leaderboard
+    from uno_mk_env.evaluation.tournament import OutputPathError, check_output_dir, run_tournament
 
     if args.out is not None:
         try:

@@ -1,0 +1,1 @@
+"""Evaluation: tournaments with duplicate deals, ratings and the benchmark protocol."""
