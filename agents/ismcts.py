@@ -42,6 +42,7 @@ import numpy as np
 from uno_mk_env import Game, PlayerView
 from uno_mk_env import actions as A
 from uno_mk_env.cards import COLOUR_OF, SKIP, W4, WB
+from uno_mk_env.rewards import win_reward
 
 from .base import Agent, register
 from .rule_based import StrategicAgent, _uno_reflex, legal_ids
@@ -261,10 +262,7 @@ class ISMCTSAgent(Agent):
                 break
             g.step(rollout_action(g, rnd, eps))
         if g.round_over or g.game_over:
-            winner = g.round_winner
-            if winner is None:
-                return 0.0
-            return 1.0 if winner == seat else -1.0 / (g.num_players - 1)
+            return win_reward(g.num_players, g.round_winner, seat)
         return self._heuristic_value(g.sizes, seat)
 
     def _heuristic_value(self, sizes: list[int], seat: int) -> float:
@@ -275,7 +273,8 @@ class ISMCTSAgent(Agent):
             k = 0.5 if len(sizes) == 2 else 1.0
         weights = [max(n, 1) ** -k for n in sizes]
         p_win = weights[seat] / sum(weights)
-        return p_win - (1.0 - p_win) / (len(sizes) - 1)
+        n = len(sizes)  # E[win_reward] = p_win * 1 + (1 - p_win) * (-1 / (n - 1))
+        return p_win * win_reward(n, 0, 0) + (1.0 - p_win) * win_reward(n, 0, 1)
 
 
 @register("ismcts", "determinized Monte Carlo search, spec ismcts:N (N simulations per move)")

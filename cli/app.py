@@ -45,7 +45,8 @@ from uno_mk_env.evaluation.tournament import (
 from uno_mk_env import PRESETS, Game, PlayerView, Rules, RulesError
 from uno_mk_env import actions as A
 from uno_mk_env.cards import CODE_TO_KIND, CODES, COLOUR_NAMES, COLOURS, NAMES, W4
-from uno_mk_env.rules import OPTIONS
+from uno_mk_env.rules import MAX_PLAYERS, MIN_PLAYERS, OPTIONS
+from uno_mk_env.seeding import derive_seed
 
 PROG = "uno-mk"
 MAX_RECENT_DECISIONS = 20  #: decisions of the others shown before each of the player's turns
@@ -252,7 +253,7 @@ def play(
     bots: dict[int, Agent] = {}
     for i, s in enumerate(others):
         spec = opponents[i % len(opponents)]
-        agent_seed = int(np.random.SeedSequence(seed, spawn_key=(s,)).generate_state(1)[0])
+        agent_seed = derive_seed(seed, s)
         bots[s] = build_agent(spec, seed=agent_seed)
         labels[s] = spec
     names = _names(labels)
@@ -414,7 +415,7 @@ def print_leaderboard(result: TournamentResult, out: TextIO) -> None:
 def tournament_command(args: argparse.Namespace, out: TextIO) -> int:
     specs = _specs(args.agents, "--agents")
     rules = rules_from_args(args.preset, args.rule, args.rounds_to_500)
-    players = _players(args.players, rules, min(max(len(specs), 2), 10))
+    players = _players(args.players, rules, min(max(len(specs), MIN_PLAYERS), MAX_PLAYERS))
     for flag, value in (("--games", args.games), ("--workers", args.workers),
                         ("--max-steps", args.max_steps)):
         if value < 1:

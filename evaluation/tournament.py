@@ -64,6 +64,8 @@ from uno_mk_env.agents import Agent, make_agent, registered
 
 from uno_mk_env import Game, IllegalActionError, PlayerView, Rules, RulesError
 from uno_mk_env import __version__ as ENV_VERSION
+from uno_mk_env.rewards import win_reward
+from uno_mk_env.seeding import derive_seed
 
 __all__ = [
     "DEFAULT_MAX_STEPS", "AgentError", "AgentSpecError", "GameRecord", "GameTask",
@@ -216,8 +218,7 @@ class GameTask:
     agent_seeds: tuple[int, ...]
 
 
-def _seed(seed: int, *key: int) -> int:
-    return int(np.random.SeedSequence(seed, spawn_key=key).generate_state(1)[0])
+_seed = derive_seed
 
 
 _ORDER, _DEAL, _AGENT = range(3)  # purposes in the seed keys (see the module docstring)
@@ -633,13 +634,11 @@ class TournamentResult:
                 rounds[e] += rec.rounds
                 points[e] += rec.scores[s]
                 place_sum[e] += rec.places[s]
+                reward[e] += win_reward(n, rec.winner, s)
                 if rec.winner is None:
                     no_result[e] += 1
                 elif rec.winner == s:
                     wins[e] += 1
-                    reward[e] += 1.0
-                else:
-                    reward[e] -= 1.0 / (n - 1)
                 for t, f in enumerate(rec.seats):
                     if t == s:
                         continue

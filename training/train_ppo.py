@@ -60,6 +60,8 @@ from typing import Any
 
 import numpy as np
 
+from uno_mk_env.seeding import derive_seed
+
 
 @dataclass
 class Args:
@@ -226,8 +228,7 @@ def _specs(text: str) -> list[str]:
     return [s.strip() for s in text.split(",") if s.strip()]
 
 
-def _seed(root: int, *key: int) -> int:
-    return int(np.random.SeedSequence(root, spawn_key=key).generate_state(1)[0])
+_seed = derive_seed
 
 
 # --------------------------------------------------------------------------- opponent pool

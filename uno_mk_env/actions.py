@@ -7,13 +7,14 @@ an offset.
 from __future__ import annotations
 
 from .cards import CODES, COLOUR_NAMES, NUM_COLOURS, NUM_KINDS
+from .rules import MAX_PLAYERS
 
 PLAY_BASE = 0  #: ``PLAY(kind)`` = ``PLAY_BASE + kind``, kinds 0-53
 DRAW = PLAY_BASE + NUM_KINDS  # 54
 KEEP = DRAW + 1  # 55
 COLOUR_BASE = KEEP + 1  # 56: COLOUR(c) = COLOUR_BASE + c
 TARGET_BASE = COLOUR_BASE + NUM_COLOURS  # 60: TARGET(+k) = TARGET_BASE + k - 1
-MAX_OPPONENTS = 9
+MAX_OPPONENTS = MAX_PLAYERS - 1
 CHALLENGE = TARGET_BASE + MAX_OPPONENTS  # 69
 ACCEPT = CHALLENGE + 1  # 70
 CALL_UNO = ACCEPT + 1  # 71

@@ -38,7 +38,6 @@ from . import render as R
 from .game import Game, IllegalActionError
 from .observation import (
     OBS_SIZE,
-    SCORE_SCALE,
     STATE_SIZE,
     action_mask,
     encode,
@@ -46,14 +45,14 @@ from .observation import (
     observation_high,
     state_high,
 )
+from .rewards import REWARD_MODES, round_rewards
 from .rules import Rules
 
 __all__ = [
-    "GuardedUnoMarioKartEnv", "IllegalActionWarning", "REWARD_MODES", "UnknownAgentError",
-    "UnoMarioKartEnv", "action_id", "check_env_options", "env", "raw_env", "round_rewards",
+    "GuardedUnoMarioKartEnv", "IllegalActionWarning", "UnknownAgentError",
+    "UnoMarioKartEnv", "action_id", "check_env_options", "env", "raw_env",
 ]
 
-REWARD_MODES = ("win", "points")
 RENDER_MODES = ("human", "ansi")
 DEFAULT_MAX_STEPS = 2000
 
@@ -116,31 +115,6 @@ def _out_of_range(a: int) -> ValueError:
         f"action {a} is out of the action space Discrete({A.NUM_ACTIONS}): ids are "
         f"0-{A.NUM_ACTIONS - 1}"
     )
-
-
-def round_rewards(game: Game, reward: str) -> list[float]:
-    """Per-seat rewards of the step that just ended a round (``game.round_over``), DESIGN §7.
-
-    ``"win"``: only when the game is over: winner +1, every other seat −1/(N−1); no winner
-    (stalemate, tied ``fixed_rounds``) 0 for all. ``"points"``: every round, as it ends: the round
-    winner +points/100, each other seat −(own hand points)/100; a round without a winner 0.
-    Both are zero-sum.
-    """
-    n = game.num_players
-    out = [0.0] * n
-    if reward == "win":
-        if game.game_over and game.winner is not None:
-            out = [-1.0 / (n - 1)] * n
-            out[game.winner] = 1.0
-        return out
-    winner = game.round_winner
-    if winner is None:
-        return out
-    for s, points in enumerate(game.round_hand_points):
-        if s != winner:
-            out[s] = -points / SCORE_SCALE
-            out[winner] += points / SCORE_SCALE
-    return out
 
 
 def check_env_options(reward: str, max_steps: int | None, render_mode: str | None) -> None:

@@ -48,7 +48,7 @@ from .cards import (
 from .errors import IllegalActionError, StateError
 from .events import event_for
 from .legality import CANDIDATES_ON, PLAY_IDS, UNO_KEY, W4_BIT, held_mask, w4_is_legal
-from .rules import Rules
+from .rules import MAX_PLAYERS, MIN_PLAYERS, Rules
 from .view import (
     COLOUR_AFTER_BOB_OMB,
     COLOUR_AFTER_W4,
@@ -75,7 +75,10 @@ _DRAW, _KEEP, _CALL_UNO, _CATCH_UNO = A.DRAW, A.KEEP, A.CALL_UNO, A.CATCH_UNO
 _COLOUR_ACTIONS = tuple(range(A.COLOUR_BASE, A.COLOUR_BASE + NUM_COLOURS))
 _CHALLENGE_ACTIONS = (A.CHALLENGE, A.ACCEPT)
 #: Green Shell targets TARGET(+1 .. +N-1) by player count N.
-_TARGET_ACTIONS = {n: tuple(range(A.TARGET_BASE, A.TARGET_BASE + n - 1)) for n in range(2, 11)}
+_TARGET_ACTIONS = {
+    n: tuple(range(A.TARGET_BASE, A.TARGET_BASE + n - 1))
+    for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)
+}
 #: ``Game(event_log=...)``: ``"recent"`` keeps the current and the previous round's events (memory
 #: bounded over a match of any length), ``"all"`` the whole match.
 EVENT_LOGS = ("recent", "all")

@@ -61,10 +61,10 @@ from .env import (
     RENDER_MODES,
     action_id,
     check_env_options,
-    round_rewards,
 )
 from .game import Game, IllegalActionError
 from .observation import OBS_SIZE, action_mask, encode, observation_high
+from .rewards import round_rewards
 from .rules import Rules
 
 __all__ = ["UnoMarioKartGymEnv"]

@@ -31,11 +31,12 @@ import numpy as np
 from . import actions as A
 from .cards import COPIES, NUM_CARDS, NUM_COLOURS, NUM_ITEMS, NUM_KINDS
 from .game import Game
-from .rules import Rules, max_score
+from .rewards import POINTS_SCALE
+from .rules import MAX_PLAYERS, Rules, max_score
 from .view import VOID_MEMORY, PlayerView
 
-MAX_SEATS = 10  #: slots of every per-seat block (relative seats 0-9, 0 = the observer)
-SCORE_SCALE = 100.0  #: scores are divided by this (the unit of ``reward="points"``)
+MAX_SEATS = MAX_PLAYERS  #: slots of every per-seat block (relative seats 0-9, 0 = the observer)
+SCORE_SCALE = POINTS_SCALE  #: scores are divided by this (the unit of ``reward="points"``)
 MAX_ROUND = 255  #: the round number is clipped here (it is stored as a byte)
 NUM_COLOUR_CONTEXTS = 4  #: why a colour is being chosen: W4, Bob-omb, start card, nothing flipped
 

@@ -49,9 +49,12 @@ def _spec(default: Any, rule: tuple[Callable[[Any], bool], str], doc: str) -> Op
     return OptionSpec(default, rule[0], rule[1], doc)
 
 
+#: Players at a table (R1).
+MIN_PLAYERS, MAX_PLAYERS = 2, 10
+
 #: All rule options, defaults first (docs/rules.md#rule-options).
 OPTIONS: dict[str, OptionSpec] = {
-    "num_players": _spec(4, _int(2, 10), "Players at the table (R1)."),
+    "num_players": _spec(4, _int(MIN_PLAYERS, MAX_PLAYERS), "Players at the table (R1)."),
     "hand_size": _spec(7, _int(1, 15), "Cards dealt to each player (R3.2)."),
     "start_action_cards": _spec(
         "apply", _choice("apply", "reflip"),
