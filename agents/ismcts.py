@@ -42,6 +42,8 @@ import numpy as np
 from uno_mk_env import Game, PlayerView
 from uno_mk_env import actions as A
 from uno_mk_env.cards import COLOUR_OF, SKIP, W4, WB
+from uno_mk_env.legality import held_mask, w4_is_legal
+from uno_mk_env.phases import Phase
 from uno_mk_env.rewards import win_reward
 
 from .base import Agent, register
@@ -78,7 +80,7 @@ def rollout_action(g: Game, rnd: random.Random, epsilon: float = 0.1) -> int:
     phase = g.phase
     p = g.current_player
     hand = g.hands[p]
-    if phase == A.PLAY:
+    if phase == Phase.PLAY:
         n = g.num_players
         threat = g.sizes[(p + g.direction) % n] <= 2
         if threat and W4 in legal and _honest_w4(g, hand):
@@ -104,26 +106,23 @@ def rollout_action(g: Game, rnd: random.Random, epsilon: float = 0.1) -> int:
         if W4 in legal and _honest_w4(g, hand):
             return W4
         return A.DRAW
-    if phase == A.PLAY_DRAWN:
+    if phase == Phase.PLAY_DRAWN:
         return legal[0]  # the drawn card (the smallest id; KEEP is 55)
-    if phase == A.CHOOSE_COLOUR:
+    if phase == Phase.CHOOSE_COLOUR:
         return A.COLOUR_BASE + _most_held_colour(hand)
-    if phase == A.CHOOSE_TARGET:
+    if phase == Phase.CHOOSE_TARGET:
         n = g.num_players
         sizes = g.sizes
         k = min(range(1, n), key=lambda j: sizes[(p + j) % n])
         return A.TARGET_BASE + k - 1
-    if phase == A.CHALLENGE_PHASE:
+    if phase == Phase.CHALLENGE:
         return A.ACCEPT
     return legal[0]
 
 
 def _honest_w4(g: Game, hand: list[int]) -> bool:
     """R6.1 on the sampled hand: no card of the active colour, and no WB when that counts."""
-    c = g.colour
-    if any(hand[13 * c:13 * c + 13]):
-        return False
-    return not (g.rules.item_box_counts_for_w4 and hand[WB])
+    return w4_is_legal(held_mask(hand), g.colour, g.rules.item_box_counts_for_w4)
 
 
 class ISMCTSAgent(Agent):
@@ -236,7 +235,7 @@ class ISMCTSAgent(Agent):
         def condition(hands: list[bytearray], pile: list[int], rng: np.random.Generator) -> None:
             draws = rng.random((len(voids), 4))
             # A seat deciding on the card it just drew keeps its sampled hand (the card stays).
-            drawing = view.current_player if view.phase == A.PLAY_DRAWN else -1
+            drawing = view.current_player if view.phase == Phase.PLAY_DRAWN else -1
             for s, beliefs in enumerate(voids):
                 if s == view.seat or s == drawing:
                     continue

@@ -26,9 +26,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from uno_mk_env import PlayerView
+from uno_mk_env import PlayerView, legality
 from uno_mk_env import actions as A
 from uno_mk_env.cards import COLOUR_OF, DRAW_TWO, POINTS, RANK_OF, REVERSE, SKIP, W4, WB
+from uno_mk_env.legality import held_mask
+from uno_mk_env.phases import Phase
 from uno_mk_env.view import COLOUR_AFTER_W4
 
 from .base import Agent, register
@@ -67,10 +69,7 @@ def w4_is_legal(view: PlayerView, colour: int | None = None) -> bool:
     The W4 itself never counts, so this is also right for a W4 just drawn (``play_drawn``).
     """
     c = view.active_colour if colour is None else colour
-    hand = view.hand
-    if any(hand[13 * c:13 * c + 13]):
-        return False
-    return not (view.rules.item_box_counts_for_w4 and hand[WB])
+    return legality.w4_is_legal(held_mask(view.hand), c, view.rules.item_box_counts_for_w4)
 
 
 def _unseen(view: PlayerView) -> tuple[int, list[int], int]:
@@ -167,16 +166,16 @@ class GreedyAgent(Agent):
         if reflex is not None:
             return reflex
         phase = view.phase
-        if phase == A.PLAY:
+        if phase == Phase.PLAY:
             return self._play(legal, view)
-        if phase == A.PLAY_DRAWN:
+        if phase == Phase.PLAY_DRAWN:
             drawn = view.drawn_card
             return A.KEEP if drawn == W4 and not w4_is_legal(view) else drawn
-        if phase == A.CHOOSE_COLOUR:
+        if phase == Phase.CHOOSE_COLOUR:
             return A.COLOUR_BASE + most_held_colour(view.hand)
-        if phase == A.CHOOSE_TARGET:
+        if phase == Phase.CHOOSE_TARGET:
             return shell_target(view)
-        if phase == A.CHALLENGE_PHASE:
+        if phase == Phase.CHALLENGE:
             big = view.w4_hand_size >= self.challenge_hand  # its hand when it played the W4
             return A.CHALLENGE if big else A.ACCEPT
         return legal[0]
@@ -421,18 +420,18 @@ class StrategicAgent(Agent):
         legal = legal_ids(action_mask, view)
         self._observe(view)
         if len(legal) == 1:
-            return self._remember(view, legal[0]) if view.phase <= A.CHOOSE_COLOUR else legal[0]
+            return self._remember(view, legal[0]) if view.phase <= Phase.CHOOSE_COLOUR else legal[0]
         reflex = _uno_reflex(legal)
         if reflex is not None:
             return reflex
         phase = view.phase
-        if phase == A.PLAY or phase == A.PLAY_DRAWN:
+        if phase == Phase.PLAY or phase == Phase.PLAY_DRAWN:
             return self._remember(view, self._play(legal, view))
-        if phase == A.CHOOSE_COLOUR:
+        if phase == Phase.CHOOSE_COLOUR:
             return self._remember(view, A.COLOUR_BASE + self._colour(view))
-        if phase == A.CHOOSE_TARGET:
+        if phase == Phase.CHOOSE_TARGET:
             return shell_target(view)
-        if phase == A.CHALLENGE_PHASE:
+        if phase == Phase.CHALLENGE:
             return A.CHALLENGE if self._should_challenge(view) else A.ACCEPT
         return legal[0]
 

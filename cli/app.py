@@ -45,6 +45,7 @@ from uno_mk_env.evaluation.tournament import (
 from uno_mk_env import PRESETS, Game, PlayerView, Rules, RulesError
 from uno_mk_env import actions as A
 from uno_mk_env.cards import CODE_TO_KIND, CODES, COLOUR_NAMES, COLOURS, NAMES, W4
+from uno_mk_env.phases import PHASE_NAMES, Phase
 from uno_mk_env.rules import MAX_PLAYERS, MIN_PLAYERS, OPTIONS
 from uno_mk_env.seeding import derive_seed
 
@@ -152,7 +153,7 @@ def choice_label(action: int, view: PlayerView, names: Sequence[str]) -> str:
     """What choosing ``action`` means, in words, for the seat of ``view``."""
     me = view.seat
     if action < A.DRAW:
-        drawn = " (the card you drew)" if view.phase == A.PLAY_DRAWN else ""
+        drawn = " (the card you drew)" if view.phase == Phase.PLAY_DRAWN else ""
         return f"play {CODES[action]:<3} {NAMES[action]}{drawn}"
     if action == A.DRAW:
         return "draw a card"
@@ -194,13 +195,13 @@ def _aliases(action: int) -> set[str]:
 
 
 _PHASE_HELP = {
-    A.PLAY: "Play a card matching the active colour, or the top card's number or symbol, or a "
+    Phase.PLAY: "Play a card matching the active colour, or the top card's number or symbol, or a "
             "wild (W4, WB) - or draw one card instead (you may then play it if it fits). "
             "With two cards, call UNO before playing the second-to-last one.",
-    A.PLAY_DRAWN: "You drew a card that fits: play it now or keep it (your turn ends).",
-    A.CHOOSE_COLOUR: "Name the colour the next player must match.",
-    A.CHOOSE_TARGET: "Green Shell: choose the opponent who draws one card.",
-    A.CHALLENGE_PHASE: "You were hit by a Wild Draw Four. It was legal only if its player held "
+    Phase.PLAY_DRAWN: "You drew a card that fits: play it now or keep it (your turn ends).",
+    Phase.CHOOSE_COLOUR: "Name the colour the next player must match.",
+    Phase.CHOOSE_TARGET: "Green Shell: choose the opponent who draws one card.",
+    Phase.CHALLENGE: "You were hit by a Wild Draw Four. It was legal only if its player held "
                        "no card of the colour that was active. Challenge: if it was illegal they "
                        "draw 4 and you play on; if it was legal you draw 6 and lose your turn. "
                        "Or accept: draw 4 and lose your turn.",
@@ -324,7 +325,7 @@ def _ask(
             lookup.setdefault(word, a)
 
     def menu() -> None:
-        say(f"Your choices ({A.PHASE_NAMES[view.phase]}):")
+        say(f"Your choices ({PHASE_NAMES[view.phase]}):")
         for i, a in enumerate(legal, 1):
             say(f"  {i:>2}) {choice_label(a, view, names)}")
 

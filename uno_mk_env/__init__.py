@@ -8,6 +8,7 @@ only when used.
 from . import actions, cards
 from .errors import IllegalActionError, StateError
 from .game import Game
+from .phases import Phase
 from .rules import OPTIONS, PRESETS, Rules, RulesError, preset
 from .view import PlayerView
 
@@ -25,6 +26,6 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
-    "Game", "IllegalActionError", "PlayerView", "StateError", "Rules", "RulesError", "OPTIONS",
+    "Game", "IllegalActionError", "Phase", "PlayerView", "StateError", "Rules", "RulesError", "OPTIONS",
     "PRESETS", "preset", "actions", "cards", "__version__",
 ]

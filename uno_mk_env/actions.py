@@ -7,6 +7,7 @@ an offset.
 from __future__ import annotations
 
 from .cards import CODES, COLOUR_NAMES, NUM_COLOURS, NUM_KINDS
+from .phases import DECISION_PHASES, PHASE_NAMES, Phase  # noqa: F401  (re-exported)
 from .rules import MAX_PLAYERS
 
 PLAY_BASE = 0  #: ``PLAY(kind)`` = ``PLAY_BASE + kind``, kinds 0-53
@@ -21,13 +22,10 @@ CALL_UNO = ACCEPT + 1  # 71
 CATCH_UNO = CALL_UNO + 1  # 72
 NUM_ACTIONS = CATCH_UNO + 1  # 73
 
-# Phases (docs/api.md#actions-and-phases). ``GAME_OVER`` is the terminal phase (no decider, empty
-# mask).
-PLAY, PLAY_DRAWN, CHOOSE_COLOUR, CHOOSE_TARGET, CHALLENGE_PHASE, GAME_OVER = range(6)
-PHASE_NAMES: tuple[str, ...] = (
-    "play", "play_drawn", "choose_colour", "choose_target", "challenge", "game_over",
-)
-NUM_PHASES = 5  # decision phases; GAME_OVER is not a decision phase
+# The phases live in :mod:`uno_mk_env.phases` (``Phase``); these names are kept for code written
+# against package 0.3 (``CHALLENGE_PHASE`` because ``CHALLENGE`` is the action).
+PLAY, PLAY_DRAWN, CHOOSE_COLOUR, CHOOSE_TARGET, CHALLENGE_PHASE, GAME_OVER = Phase
+NUM_PHASES = len(DECISION_PHASES)  #: decision phases (the observation's one-hot width)
 
 
 def play(kind: int) -> int:

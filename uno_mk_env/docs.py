@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from . import actions, cards
+from .phases import PHASE_NAMES
 from .rules import OPTIONS, PRESETS, Rules, options_table
 
 
@@ -73,13 +74,13 @@ PHASE_DOCS: dict[str, str] = {
 
 
 def phase_table() -> str:
-    """Phase ids and names (:data:`uno_mk_env.actions.PHASE_NAMES`) with what is decided."""
-    missing = set(actions.PHASE_NAMES) ^ set(PHASE_DOCS)
+    """Phase ids and names (:data:`uno_mk_env.PHASE_NAMES`) with what is decided."""
+    missing = set(PHASE_NAMES) ^ set(PHASE_DOCS)
     if missing:
-        raise KeyError(f"PHASE_DOCS and actions.PHASE_NAMES differ on {sorted(missing)}")
+        raise KeyError(f"PHASE_DOCS and PHASE_NAMES differ on {sorted(missing)}")
     rows = ["| id | phase | what the decider does |", "|---|---|---|"]
     rows += [f"| {i} | `{name}` | {PHASE_DOCS[name]} |"
-             for i, name in enumerate(actions.PHASE_NAMES)]
+             for i, name in enumerate(PHASE_NAMES)]
     return "\n".join(rows)
 
 

@@ -48,6 +48,7 @@ from .cards import (
 from .errors import IllegalActionError, StateError
 from .events import event_for
 from .legality import CANDIDATES_ON, PLAY_IDS, UNO_KEY, W4_BIT, held_mask, w4_is_legal
+from .phases import PHASE_NAMES, Phase
 from .rules import MAX_PLAYERS, MIN_PLAYERS, Rules
 from .view import (
     COLOUR_AFTER_BOB_OMB,
@@ -64,9 +65,7 @@ if TYPE_CHECKING:
 
 __all__ = ["EVENT_LOGS", "Game", "IllegalActionError", "PlayerView", "StateError"]
 
-PLAY, PLAY_DRAWN, CHOOSE_COLOUR, CHOOSE_TARGET, CHALLENGE, GAME_OVER = (
-    A.PLAY, A.PLAY_DRAWN, A.CHOOSE_COLOUR, A.CHOOSE_TARGET, A.CHALLENGE_PHASE, A.GAME_OVER,
-)
+PLAY, PLAY_DRAWN, CHOOSE_COLOUR, CHOOSE_TARGET, CHALLENGE, GAME_OVER = Phase  # hot-path names
 _NO_CARD = NO_CARD
 _IDS_0, _IDS_1, _IDS_2, _IDS_3, _IDS_4 = PLAY_IDS
 #: ``evidence.translate(_FADE[k])``: every byte lowered by ``k``, floored at 0 (k drawn cards).
@@ -284,7 +283,7 @@ class Game:
     @property
     def phase_name(self) -> str:
         """The current phase as its name (docs/api.md#actions-and-phases)."""
-        return A.PHASE_NAMES[self.phase]
+        return PHASE_NAMES[self.phase]
 
     @property
     def top_card(self) -> int:

@@ -31,6 +31,7 @@ import numpy as np
 from . import actions as A
 from .cards import COPIES, NUM_CARDS, NUM_COLOURS, NUM_ITEMS, NUM_KINDS
 from .game import Game
+from .phases import DECISION_PHASES, PHASE_NAMES
 from .rewards import POINTS_SCALE
 from .rules import MAX_PLAYERS, Rules, max_score
 from .view import VOID_MEMORY, PlayerView
@@ -65,7 +66,7 @@ class Piece(NamedTuple):
     high: float | tuple[float, ...] | None = 1.0
 
 
-_PHASES = ", ".join(A.PHASE_NAMES[:A.NUM_PHASES])
+_PHASES = ", ".join(PHASE_NAMES[:len(DECISION_PHASES)])
 _SEATS = "slot k = the seat k places clockwise from me (0 = me); unused slots 0"
 
 #: The observation layout, in order (docs/api.md#observation).
@@ -73,7 +74,7 @@ OBS_PIECES: tuple[Piece, ...] = (
     Piece("hand", NUM_KINDS, "my hand: number of cards of each kind (kind id order)", COPIES),
     Piece("top_card", NUM_KINDS, "one-hot kind of the top card of the discard pile"),
     Piece("active_colour", NUM_COLOURS, "one-hot active colour (R, Y, G, B)"),
-    Piece("phase", A.NUM_PHASES,
+    Piece("phase", len(DECISION_PHASES),
           f"one-hot decision phase ({_PHASES}); all 0 once the game is over"),
     Piece("drawn_card", NUM_KINDS,
           "one-hot kind of the card I just drew, only while I decide in `play_drawn`"),
@@ -126,7 +127,7 @@ STATE_PIECES: tuple[Piece, ...] = (
     Piece("discard_counts", NUM_KINDS, "discard pile: number of cards of each kind", COPIES),
     Piece("top_card", NUM_KINDS, "one-hot kind of the top card"),
     Piece("active_colour", NUM_COLOURS, "one-hot active colour"),
-    Piece("phase", A.NUM_PHASES, f"one-hot decision phase ({_PHASES}); all 0 once over"),
+    Piece("phase", len(DECISION_PHASES), f"one-hot decision phase ({_PHASES}); all 0 once over"),
     Piece("current_player", MAX_SEATS, "one-hot seat of the decider; all 0 once over"),
     Piece("drawn_card", NUM_KINDS, "one-hot kind of the card the decider just drew (`play_drawn`)"),
     Piece("direction", 1, "1 = clockwise, 0 = counter-clockwise"),
@@ -221,7 +222,7 @@ def _one_hot_table(width: int) -> tuple[bytes, ...]:
 
 _HOT_KIND = _one_hot_table(NUM_KINDS)
 _HOT_COLOUR = _one_hot_table(NUM_COLOURS)
-_HOT_PHASE = _one_hot_table(A.NUM_PHASES)  # index GAME_OVER (5) is the all-zero row
+_HOT_PHASE = _one_hot_table(len(DECISION_PHASES))  # index GAME_OVER (5) is the all-zero row
 _HOT_ITEM = _one_hot_table(NUM_ITEMS)
 _HOT_CONTEXT = _one_hot_table(NUM_COLOUR_CONTEXTS)
 _HOT_SEAT = _one_hot_table(MAX_SEATS)

@@ -16,6 +16,7 @@ from .actions import KEEP
 from .cards import CODES, COLOUR_NAMES, ITEM_NAMES, NAMES
 from .events import event_for
 from .game import Game
+from .phases import PHASE_NAMES, Phase
 from .view import PlayerView
 
 __all__ = [
@@ -162,14 +163,14 @@ def render_table(
         shown = [CODES[k] for k, c in enumerate(view.revealed_hand) for _ in range(c)]
         lines.append(f"{names[view.revealed_by]} showed you: {' '.join(shown) or '-'}")
     if done:
-        lines.append("Game over." if view.phase == A.GAME_OVER else "Episode over.")
+        lines.append("Game over." if view.phase == Phase.GAME_OVER else "Episode over.")
     elif view.is_decider:
         if view.drawn_card >= 0:
             lines.append(f"You drew {CODES[view.drawn_card]}: play it or keep it")
         legal = " ".join(A.ACTION_NAMES[a] for a in view.legal_actions)
-        lines.append(f"You decide ({A.PHASE_NAMES[view.phase]}): {legal}")
+        lines.append(f"You decide ({PHASE_NAMES[view.phase]}): {legal}")
     else:
-        lines.append(f"{names[view.current_player]} decides ({A.PHASE_NAMES[view.phase]})")
+        lines.append(f"{names[view.current_player]} decides ({PHASE_NAMES[view.phase]})")
     if recent:
         lines += ["", "Last events:"] + [f"  {line}" for line in recent]
     return "\n".join(lines)

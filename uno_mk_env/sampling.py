@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from . import actions as A
 from .cards import COPIES, ITEM_NAMES, NUM_COLOURS, NUM_KINDS, W4, counts_to_kinds
 from .errors import StateError
 from .legality import held_mask, playable, w4_is_legal
+from .phases import PHASE_NAMES, Phase
 from .rules import Rules
 from .state import check_consistency
 from .view import COLOUR_AFTER_W4, COLOUR_CONTEXT_NAMES, VOID_MEMORY, PlayerView
@@ -58,7 +58,7 @@ def game_from_view(
     if view.revealed_hand is not None:
         g.reveal = (view.revealed_by, seat, counts_to_kinds(view.revealed_hand))
     decider = view.current_player
-    if view.phase == A.PLAY_DRAWN:
+    if view.phase == Phase.PLAY_DRAWN:
         if decider == seat:
             g.drawn = view.drawn_card
         else:
@@ -75,7 +75,7 @@ def game_from_view(
     g.held = [held_mask(h) for h in g.hands]
     if view.w4_illegal >= 0:  # the viewer played it and knows
         g.w4_illegal = bool(view.w4_illegal)
-    elif view.phase == A.CHALLENGE_PHASE or view.colour_context == COLOUR_AFTER_W4:
+    elif view.phase == Phase.CHALLENGE or view.colour_context == COLOUR_AFTER_W4:
         g.w4_illegal = _sample_w4_illegal(g, view, rng)
     check_consistency(g)
     if g.game_over:
@@ -89,7 +89,7 @@ def _copy_public_fields(g: Any, view: PlayerView) -> None:
     g.colour = view.active_colour
     g.current_player = view.current_player
     g.direction = view.direction
-    g.phase = view.phase
+    g.phase = Phase(view.phase)
     g.dealer = view.dealer
     g.scores = list(view.scores)
     g.round = view.round
@@ -106,7 +106,7 @@ def _copy_public_fields(g: Any, view: PlayerView) -> None:
     g.void_evidence = [
         bytearray(view.void_evidence[s * NUM_COLOURS:(s + 1) * NUM_COLOURS]) for s in range(n)
     ]
-    g.game_over = view.phase == A.GAME_OVER
+    g.game_over = view.phase == Phase.GAME_OVER
 
 
 # ---------------------------------------------------------------------------- view checks
@@ -150,8 +150,8 @@ def check_view(view: Any) -> list[int]:
     if view.num_players != n:
         raise _fail("num_players", view.num_players, f"rules.num_players ({n})")
     seat = _int_in(view, "seat", 0, n - 1)
-    phase = _int_in(view, "phase", 0, len(A.PHASE_NAMES) - 1)
-    over = phase == A.GAME_OVER
+    phase = _int_in(view, "phase", 0, len(PHASE_NAMES) - 1)
+    over = phase == Phase.GAME_OVER
     _int_in(view, "current_player", -1 if over else 0, -1 if over else n - 1)
     for field in ("hand", "discard_counts"):
         _counts_of(view, field)
@@ -202,7 +202,7 @@ def _check_view_scalars(view: PlayerView, n: int, seat: int) -> None:
     _int_in(view, "w4_illegal", 0 if mine else -1, 1 if mine else -1)
     if view.revealed_hand is not None:
         _int_in(view, "revealed_by", 0, n - 1)
-    if view.phase == A.PLAY_DRAWN and view.current_player == seat:
+    if view.phase == Phase.PLAY_DRAWN and view.current_player == seat:
         drawn = _int_in(view, "drawn_card", 0, NUM_KINDS - 1)
         if not view.hand[drawn]:
             raise _fail("drawn_card", drawn, "a card of the viewer's hand")
@@ -283,7 +283,7 @@ def _apply_condition(
                         f"{view.draw_pile_size}")
     if hidden(g) != before:
         problems.append("the hidden cards are not the same multiset")
-    if g.phase == A.PLAY_DRAWN:
+    if g.phase == Phase.PLAY_DRAWN:
         hand = g.hands[g.current_player]
         if not hand[g.drawn]:
             problems.append(f"seat {g.current_player} no longer holds the card it drew")

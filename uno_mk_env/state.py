@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from . import actions as A
 from .cards import (
     CODES,
     COLOURS,
@@ -31,6 +30,7 @@ from .cards import kind as parse_kind
 from .errors import StateError
 from .events import event_to_dict
 from .legality import held_mask
+from .phases import PHASE_NAMES, Phase
 from .rules import MAX_ROUND_POINTS, Rules, RulesError, max_score
 from .view import COLOUR_AFTER_W4, COLOUR_CONTEXT_NAMES, NO_CARD, VOID_MEMORY
 
@@ -230,11 +230,11 @@ def _parse_turn(g: Any, d: Mapping[str, Any]) -> None:
         raise StateError(f"'direction' must be 1 or -1, got {d['direction']!r}")
     g.direction = d["direction"]
     phase = d.get("phase", "play")
-    if phase not in A.PHASE_NAMES:
-        raise StateError(f"'phase' {phase!r} unknown; phases: {list(A.PHASE_NAMES)}")
-    g.phase = A.PHASE_NAMES.index(phase)
+    if phase not in PHASE_NAMES:
+        raise StateError(f"'phase' {phase!r} unknown; phases: {list(PHASE_NAMES)}")
+    g.phase = Phase(PHASE_NAMES.index(phase))
     g.game_over = _bool(d.get("game_over", False), "game_over")
-    if (g.phase == A.GAME_OVER) != g.game_over:
+    if (g.phase == Phase.GAME_OVER) != g.game_over:
         raise StateError("'phase' is 'game_over' exactly when 'game_over' is true")
     if g.game_over:
         g.current_player = _seat(d["current_player"], "current_player", n, none=None)
@@ -277,7 +277,7 @@ def _parse_uno(g: Any, d: Mapping[str, Any]) -> None:
 
 def _parse_drawn(g: Any, d: Mapping[str, Any]) -> None:
     drawn = d.get("drawn_card")
-    if g.phase == A.PLAY_DRAWN:
+    if g.phase == Phase.PLAY_DRAWN:
         if drawn is None:
             raise StateError("phase 'play_drawn' needs 'drawn_card' (the card just drawn)")
         g.drawn = _card(drawn, "'drawn_card'")
@@ -439,26 +439,26 @@ def _check_top(g: Any) -> None:
 
 def _check_phase_fields(g: Any) -> None:
     phase, p = g.phase, g.current_player
-    if phase == A.PLAY_DRAWN:
+    if phase == Phase.PLAY_DRAWN:
         if not g.hands[p][g.drawn]:
             raise StateError(f"'drawn_card' {CODES[g.drawn]} is not in the current player's hand")
         if not g._playable(g.drawn):
             raise StateError(
                 f"'drawn_card' {CODES[g.drawn]} is not playable, so 'play_drawn' cannot be"
             )
-    if (phase == A.CHOOSE_COLOUR) != (g.colour_context >= 0):
+    if (phase == Phase.CHOOSE_COLOUR) != (g.colour_context >= 0):
         raise StateError(
             f"'colour_context' is set exactly in phase 'choose_colour' (phase {g.phase_name!r}, "
             f"colour_context {g.colour_context})"
         )
-    pending_w4 = phase == A.CHALLENGE_PHASE or (
-        phase == A.CHOOSE_COLOUR and g.colour_context == COLOUR_AFTER_W4)
+    pending_w4 = phase == Phase.CHALLENGE or (
+        phase == Phase.CHOOSE_COLOUR and g.colour_context == COLOUR_AFTER_W4)
     if pending_w4 and g.w4_player < 0:
         raise StateError(f"phase {g.phase_name!r} needs 'w4' {{player, previous_colour, illegal}}")
-    if phase == A.CHOOSE_COLOUR and g.colour_context == COLOUR_AFTER_W4 and p != g.w4_player:
+    if phase == Phase.CHOOSE_COLOUR and g.colour_context == COLOUR_AFTER_W4 and p != g.w4_player:
         raise StateError("after a W4 its player names the colour: 'current_player' must be "
                          f"'w4.player' ({g.w4_player}), got {p}")
-    if phase == A.CHALLENGE_PHASE:
+    if phase == Phase.CHALLENGE:
         if g.rules.w4_strict:
             raise StateError("phase 'challenge' does not exist under rule w4_strict=True")
         if p != g.next_seat(g.w4_player):
@@ -472,7 +472,7 @@ def _check_phase_fields(g: Any) -> None:
 def _check_hands(g: Any) -> None:
     for s, size in enumerate(g.sizes):
         if size == 0 and not g.game_over and not (
-                s == g.current_player and g.phase in (A.CHOOSE_COLOUR, A.CHOOSE_TARGET)):
+                s == g.current_player and g.phase in (Phase.CHOOSE_COLOUR, Phase.CHOOSE_TARGET)):
             # R10.1: the round ends when a hand empties; only a last-card WB's own choices
             # (a Green Shell target, a Bob-omb colour, R7.4) are made with no cards.
             raise StateError(f"seat {s} has no cards but the round is not over")
@@ -485,7 +485,7 @@ def _check_hands(g: Any) -> None:
 def _check_seats(g: Any) -> None:
     if g.reveal is not None and g.reveal[0] == g.reveal[1]:
         raise StateError("'reveal': a hand is shown to another seat ('player' != 'to')")
-    if g.turn_player < 0 and g.phase not in (A.CHOOSE_COLOUR, A.GAME_OVER):
+    if g.turn_player < 0 and g.phase not in (Phase.CHOOSE_COLOUR, Phase.GAME_OVER):
         raise StateError("'turn_player' -1 (no turn yet) is only possible while the start "
                          "card's colour is chosen")
     if not g.game_over and g.idle_turns >= g.num_players:

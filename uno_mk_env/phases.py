@@ -1,0 +1,37 @@
+"""Decision phases (docs/api.md#actions-and-phases): who decides what, in which order.
+
+The decider of each phase is ``Game.current_player``; the same seat may decide several times in
+a row (a colour after its W4, a Green Shell target after its Wild Item Box...). ``GAME_OVER`` is
+the terminal phase: no decider, no legal action.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+__all__ = ["DECISION_PHASES", "PHASE_NAMES", "Phase"]
+
+
+class Phase(IntEnum):
+    """A phase id; ``str(phase)``/``phase.label`` is its name in state dicts and docs."""
+
+    PLAY = 0  #: play a playable card, draw, or call UNO
+    PLAY_DRAWN = 1  #: play the card just drawn or keep it (R4.2)
+    CHOOSE_COLOUR = 2  #: name a colour (after a W4, a Bob-omb, a Wild Item Box start card)
+    CHOOSE_TARGET = 3  #: aim a Green Shell (R7.2)
+    CHALLENGE = 4  #: accept or challenge a Wild Draw Four (R6.3)
+    GAME_OVER = 5  #: terminal
+
+    @property
+    def label(self) -> str:
+        """The phase's name: ``"play"``, ``"play_drawn"``, ..."""
+        return self.name.lower()
+
+    def __str__(self) -> str:
+        return self.label
+
+
+#: Names of the phases by id (``PHASE_NAMES[Phase.CHALLENGE] == "challenge"``).
+PHASE_NAMES: tuple[str, ...] = tuple(p.label for p in Phase)
+#: The phases in which someone decides (every phase but ``GAME_OVER``).
+DECISION_PHASES: tuple[Phase, ...] = tuple(p for p in Phase if p is not Phase.GAME_OVER)
