@@ -26,6 +26,6 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
-    "Game", "IllegalActionError", "Phase", "PlayerView", "StateError", "Rules", "RulesError", "OPTIONS",
-    "PRESETS", "preset", "actions", "cards", "__version__",
+    "Game", "IllegalActionError", "Phase", "PlayerView", "StateError", "Rules", "RulesError",
+    "OPTIONS", "PRESETS", "preset", "actions", "cards", "__version__",
 ]
