@@ -1,26 +1,50 @@
-"""The one interface every agent implements, and the registry that names agents by string."""
+"""The one interface every agent implements, the registry that names agents by string, and the
+one function that drives an agent for a seat (:func:`agent_action`).
+
+Every driver — tournaments, ``uno-mk play``, the Gymnasium wrapper's opponents, the tests — asks
+an agent for a decision through :func:`agent_action`, so every agent gets the same inputs (its
+``PlayerView``, its observation when it needs one, an ``int8`` mask) and every failure the same
+one-line :class:`AgentError`.
+"""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 
 import numpy as np
 
-from uno_mk_env import PlayerView
+from uno_mk_env import Game, PlayerView
+
+__all__ = [
+    "Agent", "AgentError", "AgentSpecError", "RandomAgent", "agent_action", "build_agent",
+    "discover_agents",
+    "example_specs", "make_agent", "register", "registered",
+]
+
+
+class AgentSpecError(ValueError):
+    """An agent spec that cannot be built (unknown name, bad argument, missing or unreadable
+    model file); the message is one line."""
+
+
+class AgentError(RuntimeError):
+    """An agent failed during a game (an illegal action or an exception); names the agent."""
 
 
 class Agent(ABC):
     """A policy for one seat.
 
-    Drivers (the tournament runner, the Gymnasium wrapper, ``uno-mk play``) call
-    :meth:`act` with the seat's observation vector, its action mask (``int8``/``bool`` array of
-    73) and its :class:`~uno_mk_env.PlayerView`. An agent must return a legal action id and must
-    never look at hidden state: it gets nothing else.
+    Drivers call :meth:`act` through :func:`agent_action` with the seat's observation vector,
+    its action mask (``int8`` array of 73) and its :class:`~uno_mk_env.PlayerView`. An agent
+    must return a legal action id and must never look at hidden state: it gets nothing else.
 
     Attributes:
         name: display name (the registry spec that built it, by default).
-        needs_observation: when ``False`` drivers may pass ``observation=None`` (saves encoding
+        needs_observation: when ``False`` drivers pass ``observation=None`` (saves encoding
             time for agents that read only the view).
         rng: the agent's own ``numpy.random.Generator`` (agents never use global RNG).
     """
@@ -58,41 +82,142 @@ class RandomAgent(Agent):
         return int(legal[self.rng.integers(len(legal))])
 
 
+# ------------------------------------------------------------------------------- driving
+def agent_action(
+    agent: Agent,
+    game: Game,
+    label: str | None = None,
+    encode: Callable[[PlayerView], np.ndarray] | None = None,
+) -> int:
+    """Asks ``agent`` for the decision of ``game``'s current decider and returns its action id,
+    checked legal (the caller steps the game).
+
+    The agent gets the decider's view, its observation vector if ``agent.needs_observation``
+    (``encode`` defaults to :func:`uno_mk_env.observation.encode`) and the ``int8`` mask. Any
+    object with an :meth:`Agent.act` method will do (``needs_observation`` defaults to true).
+
+    Raises:
+        AgentError: the agent raised (the exception is its ``__cause__``), or returned something
+            that is not a legal action id (no cause); the message names the agent (``label``,
+            default its name), the seat and the decision.
+    """
+    from uno_mk_env.observation import action_mask
+
+    seat = game.current_player
+    view = game.view(seat)
+    legal = view.legal_actions
+    name = label if label is not None else getattr(agent, "name", repr(agent))
+    obs = None
+    if getattr(agent, "needs_observation", True):
+        if encode is None:
+            from uno_mk_env.observation import encode
+        obs = encode(view)
+    try:
+        action = agent.act(obs, action_mask(legal), view)
+    except Exception as e:
+        raise AgentError(f"agent {name!r} (seat {seat}) raised {type(e).__name__}: {e} "
+                         f"(decision {game.num_steps})") from e
+    if isinstance(action, bool | np.bool_) or not isinstance(action, int | np.integer) or (
+            int(action) not in legal):
+        raise AgentError(f"agent {name!r} (seat {seat}) chose an illegal action {action!r} in "
+                         f"phase '{game.phase_name}' (legal: {list(legal)}; decision "
+                         f"{game.num_steps})")
+    return int(action)
+
+
+# ------------------------------------------------------------------------------ registry
 AgentFactory = Callable[[str | None, int | None], Agent]
-_REGISTRY: dict[str, tuple[AgentFactory, str]] = {}
+_REGISTRY: dict[str, tuple[AgentFactory, str, str]] = {}
 
 
-def register(name: str, help: str) -> Callable[[AgentFactory], AgentFactory]:
+def register(
+    name: str, help: str, example: str | None = None
+) -> Callable[[AgentFactory], AgentFactory]:
     """Registers ``factory(arg, seed) -> Agent`` under ``name`` (``arg`` is the text after
-    ``name:`` in a spec like ``ppo:models/ppo_2p.zip``, else ``None``)."""
+    ``name:`` in a spec like ``ppo:models/ppo_2p.npz``, else ``None``). ``example`` is a spec
+    that builds it (default ``name``), used by the conformance tests and ``uno-mk agents``."""
 
     def deco(factory: AgentFactory) -> AgentFactory:
-        _REGISTRY[name] = (factory, help)
+        _REGISTRY[name] = (factory, help, example or name)
         return factory
 
     return deco
 
 
 def registered() -> dict[str, str]:
-    """Registered agent names with their one-line help."""
-    return {name: h for name, (_, h) in _REGISTRY.items()}
+    """Registered agent names with their one-line help (after :func:`discover_agents`)."""
+    discover_agents()
+    return {name: h for name, (_, h, _) in _REGISTRY.items()}
+
+
+def example_specs() -> dict[str, str]:
+    """A spec that builds each registered agent (``{"ismcts": "ismcts:20", ...}``)."""
+    discover_agents()
+    return {name: ex for name, (_, _, ex) in _REGISTRY.items()}
+
+
+def discover_agents(until: str | None = None) -> dict[str, str]:
+    """Imports the modules of this package (alphabetically) so that each registers its agents;
+    with ``until``, stops as soon as an agent of that name is registered (so asking for
+    ``greedy`` does not import a learned agent's module).
+
+    Returns:
+        The modules that failed to import, mapped to a one-line reason (an optional dependency
+        missing, say).
+    """
+    package = sys.modules[__package__]
+    failures: dict[str, str] = {}
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        if until is not None and until in _REGISTRY:
+            break
+        if info.name.startswith("_") or info.name == "base":
+            continue
+        module = f"{__package__}.{info.name}"
+        try:
+            importlib.import_module(module)
+        except Exception as e:  # a broken or half-written module must not hide the others
+            failures[module] = f"{type(e).__name__}: {e}".splitlines()[0]
+    return failures
 
 
 def make_agent(spec: str, seed: int | None = None) -> Agent:
-    """Builds an agent from a spec string such as ``"random"``, ``"greedy"``,
-    ``"ismcts:200"`` or ``"ppo:path/to/model.zip"``.
+    """Builds an agent from a spec such as ``"random"``, ``"greedy"``, ``"ismcts:200"`` or
+    ``"ppo:models/ppo_2p.npz"``, importing the agent modules on first use of an unknown name.
 
     Raises:
-        ValueError: for an unknown name (the message lists the registered ones) or a bad argument.
+        AgentSpecError: (a ``ValueError``) an unknown name, listing the registered ones and the
+            modules that could not be imported. The agent's own errors (a bad argument, a
+            missing model file) propagate; :func:`build_agent` turns them into one line.
     """
+    if not isinstance(spec, str) or not spec.partition(":")[0]:
+        raise AgentSpecError(f"an agent spec is a name, or name:argument; got {spec!r}")
     name, _, arg = spec.partition(":")
+    failures: dict[str, str] = {}
     if name not in _REGISTRY:
-        raise ValueError(
-            f"unknown agent {name!r}; registered agents: {', '.join(sorted(_REGISTRY))}"
-        )
+        failures = discover_agents(until=name)
+    if name not in _REGISTRY:
+        msg = f"unknown agent {name!r}; registered agents: {', '.join(sorted(_REGISTRY))}"
+        if failures:
+            msg += " (not importable: " + "; ".join(f"{m}: {r}" for m, r in failures.items()) + ")"
+        raise AgentSpecError(msg)
     agent = _REGISTRY[name][0](arg or None, seed)
     agent.name = spec
     return agent
+
+
+def build_agent(spec: str, seed: int | None = None) -> Agent:
+    """:func:`make_agent` for drivers that report to users (tournaments, the command line).
+
+    Raises:
+        AgentSpecError: one line for anything that keeps the spec from building (unknown name,
+            bad argument, missing or unreadable model file, missing optional dependency).
+    """
+    try:
+        return make_agent(spec, seed)
+    except AgentSpecError:
+        raise
+    except (ValueError, OSError, ImportError) as e:
+        raise AgentSpecError(f"cannot build agent {spec!r}: {e}".splitlines()[0]) from e
 
 
 @register("random", "uniform over the legal actions")

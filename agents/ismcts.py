@@ -276,7 +276,8 @@ class ISMCTSAgent(Agent):
         return p_win * win_reward(n, 0, 0) + (1.0 - p_win) * win_reward(n, 0, 1)
 
 
-@register("ismcts", "determinized Monte Carlo search, spec ismcts:N (N simulations per move)")
+@register("ismcts", "determinized Monte Carlo search, spec ismcts:N (N simulations per move)",
+          example="ismcts:20")
 def _make_ismcts(arg: str | None, seed: int | None) -> Agent:
     if arg is None:
         return ISMCTSAgent(seed)

@@ -697,7 +697,7 @@ class PPOAgent(Agent):
 
 
 @register("ppo", "a trained MaskablePPO policy, spec ppo:path/to/model.zip (needs torch) or "
-          "ppo:path/to/policy.npz (numpy only)")
+          "ppo:path/to/policy.npz (numpy only)", example="ppo:models/ppo_2p.npz")
 def _make_ppo(arg: str | None, seed: int | None) -> Agent:
     if not arg:
         raise ValueError("agent 'ppo' needs a model path, e.g. ppo:models/ppo_2p.zip")

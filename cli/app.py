@@ -27,24 +27,22 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 import numpy as np
+
+from uno_mk_env import PRESETS, Game, PlayerView, Rules, RulesError
+from uno_mk_env import actions as A
 from uno_mk_env.agents import Agent, registered
+from uno_mk_env.agents.base import AgentError, AgentSpecError, agent_action, discover_agents
+from uno_mk_env.cards import CODE_TO_KIND, CODES, COLOUR_NAMES, COLOURS, NAMES, W4
 from uno_mk_env.evaluation.tournament import (
     DEFAULT_MAX_STEPS,
-    AgentError,
-    AgentSpecError,
     OutputPathError,
     TournamentError,
     TournamentResult,
     build_agent,
     check_output_dir,
-    discover_agents,
     make_rules,
     run_tournament,
 )
-
-from uno_mk_env import PRESETS, Game, PlayerView, Rules, RulesError
-from uno_mk_env import actions as A
-from uno_mk_env.cards import CODE_TO_KIND, CODES, COLOUR_NAMES, COLOURS, NAMES, W4
 from uno_mk_env.phases import PHASE_NAMES, Phase
 from uno_mk_env.rules import MAX_PLAYERS, MIN_PLAYERS, OPTIONS
 from uno_mk_env.seeding import derive_seed
@@ -265,23 +263,12 @@ def play(
     history = RecentDecisions(maxlen=None)
     history.start(g)
     shown_from = 0
-    encode = None
     while not g.game_over:
         p = g.current_player
         if p != seat:
-            bot = bots[p]
-            view = g.view(p)
-            obs = None
-            if bot.needs_observation:
-                if encode is None:
-                    from uno_mk_env.observation import encode
-                obs = encode(view)
-            action = bot.act(obs, g.legal_actions(), view)
+            action = agent_action(bots[p], g, names[p])
             history.before(g)
-            try:
-                g.step(action)
-            except ValueError as e:
-                raise AgentError(f"agent {names[p]!r} chose an illegal action: {e}") from e
+            g.step(action)
             history.after(action)
             continue
         recent = list(history)[max(shown_from, len(history) - MAX_RECENT_DECISIONS):]

@@ -40,13 +40,11 @@ from __future__ import annotations
 import contextlib
 import csv
 import ctypes
-import importlib
 import itertools
 import json
 import multiprocessing
 import multiprocessing.spawn
 import os
-import pkgutil
 import signal
 import sys
 import tempfile
@@ -59,11 +57,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import uno_mk_env.agents as agents_package
-from uno_mk_env.agents import Agent, make_agent, registered
 
-from uno_mk_env import Game, IllegalActionError, PlayerView, Rules, RulesError
+from uno_mk_env import Game, PlayerView, Rules, RulesError
 from uno_mk_env import __version__ as ENV_VERSION
+from uno_mk_env.agents.base import (
+    Agent,
+    AgentError,
+    AgentSpecError,
+    agent_action,
+    build_agent,
+    discover_agents,
+)
 from uno_mk_env.rewards import win_reward
 from uno_mk_env.seeding import derive_seed
 
@@ -86,14 +90,6 @@ FILE_NAMES = {
 }
 
 
-class AgentSpecError(ValueError):
-    """An agent spec that cannot be built (unknown name, bad argument, missing model file)."""
-
-
-class AgentError(RuntimeError):
-    """An agent failed during a game (an illegal action or an exception); names the agent."""
-
-
 class TournamentError(RuntimeError):
     """The tournament could not finish: a worker process died or could not start (one line)."""
 
@@ -103,71 +99,6 @@ class OutputPathError(ValueError):
 
 
 # --------------------------------------------------------------------------------- agents
-def discover_agents(until: str | None = None) -> dict[str, str]:
-    """Imports the modules of the ``agents`` package (alphabetically) so that each registers its
-    agents; with ``until``, stops as soon as an agent of that name is registered (so asking for
-    ``greedy`` does not import torch for a learned agent's module).
-
-    Returns:
-        The modules that failed to import, mapped to a one-line reason (an optional dependency
-        missing, say); the registered agents are then ``uno_mk_env.agents.registered()``.
-    """
-    failures: dict[str, str] = {}
-    for info in sorted(pkgutil.iter_modules(agents_package.__path__), key=lambda m: m.name):
-        if until is not None and until in registered():
-            break
-        if info.name.startswith("_") or info.name == "base":
-            continue
-        module = f"{agents_package.__name__}.{info.name}"
-        try:
-            importlib.import_module(module)
-        except Exception as e:  # a broken or half-written module must not hide the others
-            failures[module] = f"{type(e).__name__}: {e}".splitlines()[0]
-    return failures
-
-
-def _check_model_file(name: str, arg: str) -> None:
-    """``ppo:path``: the path itself, or with ``.zip`` or ``.npz`` appended."""
-    path = Path(arg).expanduser()
-    if not any(p.is_file() for p in (path, path.with_name(path.name + ".zip"),
-                                     path.with_name(path.name + ".npz"))):
-        raise AgentSpecError(f"model file not found for agent '{name}:{arg}': {arg}")
-
-
-def build_agent(spec: str, seed: int | None = None) -> Agent:
-    """Builds an agent from a spec (``"random"``, ``"greedy"``, ``"ismcts:200"``,
-    ``"ppo:models/x.zip"``), importing the agent modules on first use of an unknown name.
-
-    Raises:
-        AgentSpecError: a one-line reason (unknown name with the registered ones, a bad
-            argument, a missing model file).
-    """
-    name, sep, arg = spec.partition(":")
-    if not name:
-        raise AgentSpecError(f"empty agent name in spec {spec!r}")
-    if name == "ppo" and arg:
-        _check_model_file(name, arg)
-    failures: dict[str, str] = {}
-    if name not in registered():
-        failures = discover_agents(until=name)
-    if name not in registered():
-        msg = f"unknown agent {name!r}; registered agents: {', '.join(sorted(registered()))}"
-        if failures:
-            msg += " (not importable: " + "; ".join(f"{m}: {r}" for m, r in failures.items()) + ")"
-        raise AgentSpecError(msg)
-    try:
-        return make_agent(spec, seed)
-    except (ValueError, OSError, ImportError) as e:
-        raise AgentSpecError(f"cannot build agent {spec!r}: {e}".splitlines()[0]) from e
-
-
-def _observation_encoder() -> Callable[[PlayerView], np.ndarray]:
-    """The observation encoder, imported only when an agent needs observation vectors."""
-    from uno_mk_env.observation import encode
-
-    return encode
-
-
 def entrant_labels(agent_specs: Sequence[str], num_players: int) -> list[tuple[str, str]]:
     """The entrants as ``(label, spec)`` pairs: specs cycled to fill a table when there are fewer
     than ``num_players``; the k-th copy of a spec is labelled ``spec#k``."""
@@ -320,27 +251,11 @@ def play_game(
             capped = True
             break
         p = g.current_player
-        agent = players[p]
-        view = g.view(p)
-        obs = None
-        if agent.needs_observation:
-            if encode is None:
-                encode = _observation_encoder()
-            obs = encode(view)
         try:
-            action = agent.act(obs, g.legal_actions(), view)
-        except Exception as e:
-            raise AgentError(
-                f"agent {labels[p]!r} (seat {p}) raised {type(e).__name__}: {e} "
-                f"(game {task.index}, seed {task.game_seed}, decision {g.num_steps})"
-            ) from e
-        try:
-            g.step(action)
-        except IllegalActionError as e:
-            raise AgentError(
-                f"agent {labels[p]!r} (seat {p}) chose an illegal action: {e} "
-                f"(game {task.index}, seed {task.game_seed}, decision {g.num_steps})"
-            ) from e
+            action = agent_action(players[p], g, labels[p], encode)
+        except AgentError as e:
+            raise AgentError(f"{e} (game {task.index}, seed {task.game_seed})") from e.__cause__
+        g.step(action)
         in_round = 0 if g.round_over else in_round + 1
     n = rules.num_players
     winner = None if capped else g.winner

@@ -26,6 +26,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # when run as a script
 
+from uno_mk_env import PRESETS, Game, PlayerView, Rules, preset  # noqa: E402
+from uno_mk_env import actions as A  # noqa: E402
 from uno_mk_env.agents import (  # noqa: E402
     Agent,
     GreedyAgent,
@@ -36,9 +38,6 @@ from uno_mk_env.agents import (  # noqa: E402
     registered,
 )
 from uno_mk_env.agents.rule_based import p_holds_colour, shell_target  # noqa: E402
-
-from uno_mk_env import PRESETS, Game, PlayerView, Rules, preset  # noqa: E402
-from uno_mk_env import actions as A  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scenario import action_id, make  # noqa: E402

@@ -10,9 +10,9 @@ import sys
 from collections.abc import Callable, Iterable
 
 import pytest
-from uno_mk_env.cli.app import main, rules_from_args
 
 from uno_mk_env import OPTIONS
+from uno_mk_env.cli.app import main, rules_from_args
 
 
 class Script:

@@ -9,9 +9,9 @@ import pytest
 from gymnasium.utils.env_checker import check_env as gym_check_env
 from scenario import eager_policy as eager
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
-from uno_mk_env.agents.base import Agent, RandomAgent
 
 from uno_mk_env import IllegalActionError, RulesError, actions
+from uno_mk_env.agents.base import Agent, RandomAgent
 from uno_mk_env.gym_env import UnoMarioKartGymEnv
 from uno_mk_env.observation import OBS_SIZE, encode
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from uno_mk_env.agents.ppo import (
     POLICY_FORMAT,
     ModelFileError,
@@ -29,7 +30,6 @@ from uno_mk_env.agents.ppo import (
 )
 from uno_mk_env.cli.app import main as cli_main
 from uno_mk_env.evaluation.tournament import AgentSpecError, build_agent, run_tournament
-
 from uno_mk_env.observation import OBS_SIZE, encode
 from uno_mk_env.uno_mario_kart_v0 import raw_env
 
@@ -76,6 +76,7 @@ def tiny_zip(tmp_path_factory) -> Path:
     pytest.importorskip("sb3_contrib")
     import gymnasium
     from sb3_contrib import MaskablePPO
+
     from uno_mk_env.agents.ppo import ScaledObservationExtractor
 
     class Spaces(gymnasium.Env):

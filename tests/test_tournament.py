@@ -11,7 +11,9 @@ import os
 
 import numpy as np
 import pytest
+
 import uno_mk_env.evaluation.tournament as tournament
+from uno_mk_env import Game, Rules, RulesError
 from uno_mk_env.agents import Agent, RandomAgent, make_agent
 from uno_mk_env.evaluation.tournament import (
     AgentError,
@@ -27,8 +29,6 @@ from uno_mk_env.evaluation.tournament import (
     schedule,
     wilson_interval,
 )
-
-from uno_mk_env import Game, Rules, RulesError
 
 #: Random play is slow (rounds of thousands of decisions, DESIGN.md §7); without the UNO rule
 #: (a missed call makes hands grow) a random round is ~10x shorter and rarely hits the cap.

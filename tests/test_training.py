@@ -17,6 +17,8 @@ pytest.importorskip("sb3_contrib")
 from uno_mk_env.agents import make_agent  # noqa: E402
 from uno_mk_env.agents.ppo import OBS_SCALE, PPOAgent, resolve_model_path  # noqa: E402
 from uno_mk_env.evaluation.tournament import AgentSpecError, build_agent, run_tournament  # noqa: E402
+from uno_mk_env.gym_env import UnoMarioKartGymEnv  # noqa: E402
+from uno_mk_env.observation import OBS_SIZE  # noqa: E402
 from uno_mk_env.training.train_ppo import (  # noqa: E402
     Args,
     OpponentPool,
@@ -26,9 +28,6 @@ from uno_mk_env.training.train_ppo import (  # noqa: E402
     train,
 )
 from uno_mk_env.training.train_ppo import main as train_main  # noqa: E402
-
-from uno_mk_env.gym_env import UnoMarioKartGymEnv  # noqa: E402
-from uno_mk_env.observation import OBS_SIZE  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -59,6 +59,7 @@ def export(checkpoint: str, out: str, games: Sequence[int], seed: int,
            opponents: Sequence[str], workers: int) -> dict[str, Any]:
     """Writes the model file, its JSON and curve (see the module docstring); returns the JSON."""
     from sb3_contrib import MaskablePPO
+
     from uno_mk_env.agents.ppo import export_policy, resolve_model_path
     from uno_mk_env.evaluation.tournament import check_output_dir
     from uno_mk_env.training.train_ppo import (

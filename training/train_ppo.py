@@ -870,6 +870,7 @@ def train(args: Args) -> dict[str, Any]:
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
     from stable_baselines3.common.logger import configure
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
     from uno_mk_env.evaluation.tournament import check_output_dir
 
     if args.num_players < 2 or args.n_envs < 1 or args.total_timesteps < 1:
@@ -901,7 +902,6 @@ def train(args: Args) -> dict[str, Any]:
     # Argument checks of torch.distributions cost ~10 % of a rollout step; the masks are valid.
     torch.distributions.Distribution.set_default_validate_args(False)
     from uno_mk_env.agents.ppo import ScaledObservationExtractor
-
     from uno_mk_env.observation import OBS_PIECES, OBS_SIZE
 
     # envs

@@ -48,7 +48,7 @@ Version History
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium
@@ -275,22 +275,30 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
                 action = self._ask(policy, p, legal)
             if history is not None:
                 history.before(game)
-            try:
-                game.step(action)
-            except IllegalActionError as e:
-                raise IllegalActionError(
-                    f"opponent {policy!r} at seat {p} returned an illegal action: {e}"
-                ) from None
+            game.step(action)
             if history is not None:
                 history.after(action)
             total += self._after_step()
         return total
 
-    def _ask(self, policy: Policy, seat: int, legal: tuple[int, ...]) -> Any:
-        view = self._game.view(seat)
-        mask = action_mask(legal)
-        act: Callable[..., Any] | None = getattr(policy, "act", None)
-        if act is not None:
-            obs = encode(view) if getattr(policy, "needs_observation", True) else None
-            return act(obs, mask, view)
-        return policy(encode(view), mask)
+    def _ask(self, policy: Policy, seat: int, legal: tuple[int, ...]) -> int:
+        """An opponent's decision (:func:`uno_mk_env.agents.base.agent_action` for an agent).
+
+        Raises:
+            IllegalActionError: the opponent chose an illegal action (a bug in the opponent).
+        """
+        from .agents.base import AgentError, agent_action
+
+        if getattr(policy, "act", None) is None:  # a plain callable (observation, mask)
+            view = self._game.view(seat)
+            action = policy(encode(view), action_mask(legal))
+            if action not in legal:
+                raise IllegalActionError(f"opponent {policy!r} at seat {seat} returned an "
+                                         f"illegal action {action!r} (legal: {list(legal)})")
+            return int(action)
+        try:
+            return agent_action(policy, self._game, f"opponent {policy!r}")  # type: ignore[arg-type]
+        except AgentError as e:
+            if e.__cause__ is None:  # an illegal choice, not an exception of the opponent's
+                raise IllegalActionError(str(e)) from None
+            raise
