@@ -9,7 +9,7 @@ Library code never prints; the envs print the returned string in ``"human"`` mod
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from . import actions as A
 from .actions import KEEP
@@ -35,66 +35,68 @@ def _cards(kinds: Sequence[int]) -> str:
     return " ".join(CODES[k] for k in kinds)
 
 
+def _draw_text(event: tuple, names: Sequence[str]) -> str | None:
+    seat, cards, reason = event[1], event[2], event[3]
+    if reason == "deal":
+        return None
+    shown = f" ({_cards(cards)})" if cards and cards[0] is not None else ""
+    if reason == "voluntary":
+        if not cards:
+            return f"{names[seat]} could not draw (no cards left)"
+        return f"{names[seat]} drew a card{shown}"
+    return f"{names[seat]} draws {len(cards)}{shown}{_DRAW_REASON.get(reason, '')}"
+
+
+def _reveal_text(event: tuple, names: Sequence[str]) -> str:
+    if event[3] is None:
+        return f"{names[event[1]]} showed their hand to {names[event[2]]}"
+    return f"{names[event[1]]} showed their hand: {_cards(event[3])}"
+
+
+def _catch_text(event: tuple, names: Sequence[str]) -> str:
+    if event[1] < 0:
+        return f"{names[event[2]]} missed UNO"
+    return f"{names[event[1]]} caught {names[event[2]]}'s missed UNO"
+
+
+def _round_end_text(event: tuple, names: Sequence[str]) -> str:
+    if event[1] is None:
+        return "round over, no winner"
+    return f"{names[event[1]]} wins the round (+{event[2]} points)"
+
+
+#: One formatter per event type (docs/api.md#events): ``(event, names) -> line or None``.
+_EVENT_TEXT: dict[str, Callable[[tuple, Sequence[str]], str | None]] = {
+    "deal": lambda e, names: f"round {e[1]} dealt by {names[e[2]]}",
+    "start_card": lambda e, names: f"start card {CODES[e[1]]}",
+    "play": lambda e, names: f"{names[e[1]]} played {NAMES[e[2]]}",
+    "draw": _draw_text,
+    "keep": lambda e, names: f"{names[e[1]]} kept it",
+    "colour": lambda e, names: f"{names[e[1]]} named {COLOUR_NAMES[e[2]]}",
+    "flip": lambda e, names: f"flipped {CODES[e[2]]}",
+    "item": lambda e, names: ITEM_NAMES[e[2]],
+    "target": lambda e, names: None,  # the Green Shell's draw event names the target
+    "skip": lambda e, names: f"{names[e[1]]} is skipped",
+    "reverse": lambda e, names: "direction reversed",
+    "accept": lambda e, names: f"{names[e[1]]} accepted",
+    "challenge": lambda e, names: (f"{names[e[1]]} challenged {names[e[2]]}: the W4 was "
+                                   f"{'illegal' if e[3] else 'legal'}"),
+    "reveal": _reveal_text,
+    "uno": lambda e, names: f"{names[e[1]]} called UNO!",
+    "catch": _catch_text,
+    "reshuffle": lambda e, names: f"discard pile reshuffled ({e[1]} cards)",
+    "stalemate": lambda e, names: "stalemate",
+    "round_end": _round_end_text,
+}
+
+
 def event_text(event: tuple, names: Sequence[str], viewer: int | None = None) -> str | None:
     """One event as text (``None`` for events not worth a line, e.g. dealt cards).
 
     ``event`` should already be filtered for ``viewer`` (:func:`uno_mk_env.events.event_for`).
     """
-    kind = event[0]
-    if kind == "deal":
-        return f"round {event[1]} dealt by {names[event[2]]}"
-    if kind == "start_card":
-        return f"start card {CODES[event[1]]}"
-    if kind == "play":
-        return f"{names[event[1]]} played {NAMES[event[2]]}"
-    if kind == "draw":
-        seat, cards, reason = event[1], event[2], event[3]
-        if reason == "deal":
-            return None
-        shown = f" ({_cards(cards)})" if cards and cards[0] is not None else ""
-        if reason == "voluntary":
-            if not cards:
-                return f"{names[seat]} could not draw (no cards left)"
-            return f"{names[seat]} drew a card{shown}"
-        return f"{names[seat]} draws {len(cards)}{shown}{_DRAW_REASON.get(reason, '')}"
-    if kind == "keep":
-        return f"{names[event[1]]} kept it"
-    if kind == "colour":
-        return f"{names[event[1]]} named {COLOUR_NAMES[event[2]]}"
-    if kind == "flip":
-        return f"flipped {CODES[event[2]]}"
-    if kind == "item":
-        return ITEM_NAMES[event[2]]
-    if kind == "target":
-        return None  # the Green Shell's draw event names the target
-    if kind == "skip":
-        return f"{names[event[1]]} is skipped"
-    if kind == "reverse":
-        return "direction reversed"
-    if kind == "accept":
-        return f"{names[event[1]]} accepted"
-    if kind == "challenge":
-        verdict = "illegal" if event[3] else "legal"
-        return f"{names[event[1]]} challenged {names[event[2]]}: the W4 was {verdict}"
-    if kind == "reveal":
-        if event[3] is None:
-            return f"{names[event[1]]} showed their hand to {names[event[2]]}"
-        return f"{names[event[1]]} showed their hand: {_cards(event[3])}"
-    if kind == "uno":
-        return f"{names[event[1]]} called UNO!"
-    if kind == "catch":
-        if event[1] < 0:
-            return f"{names[event[2]]} missed UNO"
-        return f"{names[event[1]]} caught {names[event[2]]}'s missed UNO"
-    if kind == "reshuffle":
-        return f"discard pile reshuffled ({event[1]} cards)"
-    if kind == "stalemate":
-        return "stalemate"
-    if kind == "round_end":
-        if event[1] is None:
-            return "round over, no winner"
-        return f"{names[event[1]]} wins the round (+{event[2]} points)"
-    return f"{kind} {event[1:]}"
+    text = _EVENT_TEXT.get(event[0])
+    return text(event, names) if text is not None else f"{event[0]} {event[1:]}"
 
 
 def events_text(events: Sequence[tuple], names: Sequence[str], viewer: int | None = None) -> str:
