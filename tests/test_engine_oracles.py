@@ -2,7 +2,7 @@
 
 The engine computes legal actions from precomputed bit tables and a per-seat bitmask of the kinds
 held, and ``observation.encode_state`` joins precomputed byte strings. Here the same answers are
-computed slowly and plainly from the rules text (README "Rules", RULES.md R4-R8) and the game's
+computed slowly and plainly from the rules text (docs/rules.md R4-R8 and its rulings) and the game's
 public state (``g.hand(seat)``, ``g.top_card``, ``g.active_colour``, ``g.phase_name``,
 ``g.to_dict()``), never from the engine's tables, and compared after every step of random games
 under every preset and the two multi-round match modes, 2-10 players:
@@ -134,6 +134,13 @@ class Table:
         p = g.current_player
         return Before(p, g.phase_name, g.active_colour, g.top_card, g.hand(p), d["round"])
 
+    def turn_began(self, d: dict) -> None:
+        if self.rules.uno_catch == "auto":
+            self.pending = None  # R8: the penalty (if still one card) was settled
+        self.called.clear()
+        if d["current_player"] != self.turn:
+            self.previous, self.turn = self.turn, d["current_player"]
+
     def after(self, b: Before, action: int, g: Game, d: dict) -> None:
         """Updates what the table knows after ``b.player`` took ``action``."""
         if d["round"] != b.round:  # the step ended the round and the next one was dealt
@@ -158,12 +165,8 @@ class Table:
             self.drawn = self._drawn_card(b, g, d)
         elif phase != "play_drawn":
             self.drawn = None
-        if phase == "play" and action not in (A.CALL_UNO, A.CATCH_UNO):  # a turn began
-            if rules.uno_catch == "auto":
-                self.pending = None  # R8: the penalty (if still one card) was settled
-            self.called.clear()
-            if d["current_player"] != self.turn:
-                self.previous, self.turn = self.turn, d["current_player"]
+        if phase == "play" and action not in (A.CALL_UNO, A.CATCH_UNO):
+            self.turn_began(d)
         if self.pending is not None and sizes[self.pending] != 1:
             self.pending = None  # R8: the offender drew, it no longer holds one uncalled card
         if phase != "choose_colour":
