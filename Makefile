@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(PY) -m uno_mk_env.cli.demo
+	$(VENV)/bin/uno-mk demo
 
 test: $(STAMP)
 	$(PY) -m ruff check .

@@ -120,7 +120,7 @@ def test_tournament_console_script_with_workers_rounds_to_500(tmp_path) -> None:
 @pytest.mark.parametrize("where", ["a_file", "under_a_file", "unwritable"])
 def test_tournament_checks_out_before_playing(where: str, tmp_path, monkeypatch) -> None:
     """A bad --out used to be found after the whole tournament (results lost, a traceback)."""
-    import uno_mk_env.cli.app as cli
+    import uno_mk_env.cli.tournament as cli
     import uno_mk_env.evaluation.tournament as tournament
 
     def no_play(*args, **kwargs):
@@ -151,10 +151,9 @@ def test_demo_checks_out_before_playing(tmp_path, monkeypatch, capsys) -> None:
 
     monkeypatch.setattr(tournament, "run_tournament", no_play)
     (tmp_path / "a_file").write_text("x")
-    with pytest.raises(SystemExit) as info:
-        demo_main(["--games", "4", "--out", str(tmp_path / "a_file")])
-    assert info.value.code == 2
-    assert "exists and is not a directory" in capsys.readouterr().err
+    assert demo_main(["--games", "4", "--out", str(tmp_path / "a_file")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "exists and is not a directory" in err
 
 
 # ------------------------------------------------------------------------------ listings

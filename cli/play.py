@@ -1,0 +1,302 @@
+"""``uno-mk play``: a person plays against agents in the terminal.
+
+::
+
+    uno-mk play --opponents greedy,random --players 3 --seed 1 [--rule uno_catch=next_player]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+import numpy as np
+
+from uno_mk_env import Game, PlayerView, Rules
+from uno_mk_env import actions as A
+from uno_mk_env.agents import Agent
+from uno_mk_env.agents.base import agent_action, build_agent
+from uno_mk_env.cards import CODE_TO_KIND, CODES, COLOUR_NAMES, COLOURS, NAMES, W4
+from uno_mk_env.phases import PHASE_NAMES, Phase
+from uno_mk_env.seeding import derive_seed
+
+from .common import CLIError, add_rule_args, check_agents, players, rules_from_args, specs
+
+MAX_RECENT_DECISIONS = 20  #: decisions of the others shown before each of the player's turns
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser("play", help="play against agents in the terminal",
+                              description="Play UNO Mario Kart in the terminal against agents.")
+    p.add_argument("--opponents", default="random",
+                   help="comma-separated agent specs, cycled over the other seats "
+                        "(default: random; see 'uno-mk agents')")
+    p.add_argument("--players", type=int, help="players at the table, 2-10 "
+                   "(default: you + one per opponent)")
+    p.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
+    p.add_argument("--seed", type=int, help="game seed (default: a fresh one, printed)")
+    add_rule_args(p)
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    opponents = specs(args.opponents, "--opponents")
+    rules = rules_from_args(args.preset, args.rule, args.rounds_to_500)
+    n = players(args.players, rules, 1 + len(opponents))
+    if len(opponents) > n - 1:
+        raise CLIError(f"{len(opponents)} opponents do not fit a table of {n}")
+    if not 0 <= args.seat < n:
+        raise CLIError(f"bad --seat {args.seat}: seats are 0 to {n - 1}")
+    check_agents(opponents)
+    seed = args.seed
+    if seed is None:
+        seed = int(np.random.SeedSequence().generate_state(1)[0])
+    elif seed < 0:
+        raise CLIError(f"--seed must be a non-negative int, got {seed}")
+    rules.pop("num_players", None)
+    input_fn = getattr(args, "input_fn", None) or input
+    return play(opponents, n, seed, rules, seat=args.seat, input_fn=input_fn, output=out)
+
+
+def choice_label(action: int, view: PlayerView, names: Sequence[str]) -> str:
+    """What choosing ``action`` means, in words, for the seat of ``view``."""
+    me = view.seat
+    if action < A.DRAW:
+        drawn = " (the card you drew)" if view.phase == Phase.PLAY_DRAWN else ""
+        return f"play {CODES[action]:<3} {NAMES[action]}{drawn}"
+    if action == A.DRAW:
+        return "draw a card"
+    if action == A.KEEP:
+        return "keep the drawn card (your turn ends)"
+    if A.COLOUR_BASE <= action < A.TARGET_BASE:
+        return f"name {COLOUR_NAMES[action - A.COLOUR_BASE]}"
+    if A.TARGET_BASE <= action < A.CHALLENGE:
+        target = (me + action - A.TARGET_BASE + 1) % view.num_players
+        return (f"hit {names[target]} with the Green Shell "
+                f"({view.hand_sizes[target]} cards, draws 1)")
+    if action == A.CHALLENGE:
+        return (f"challenge {names[view.w4_player]}'s Wild Draw Four "
+                "(illegal: they draw 4; legal: you draw 6)")
+    if action == A.ACCEPT:
+        return "accept: draw 4 and lose your turn"
+    if action == A.CALL_UNO:
+        return "call UNO! (then play your card)"
+    if action == A.CATCH_UNO:
+        return f"catch {names[view.uno_catchable]}'s missed UNO (they draw)"
+    return A.ACTION_NAMES[action]
+
+
+_WORDS = {
+    A.DRAW: {"draw", "d"}, A.KEEP: {"keep", "k"}, A.CHALLENGE: {"challenge", "c"},
+    A.ACCEPT: {"accept", "a"}, A.CALL_UNO: {"uno", "call", "u"}, A.CATCH_UNO: {"catch"},
+}
+
+
+def _aliases(action: int) -> set[str]:
+    """Words the player may type instead of the choice's number."""
+    words = {A.ACTION_NAMES[action].lower()}
+    if action < A.DRAW:
+        words.add(CODES[action].lower())
+    elif A.COLOUR_BASE <= action < A.TARGET_BASE:
+        c = action - A.COLOUR_BASE
+        words |= {COLOURS[c].lower(), COLOUR_NAMES[c].lower()}
+    else:
+        words |= _WORDS.get(action, set())
+    return words
+
+
+def why_not(action: int, view: PlayerView, rules: Rules) -> str:
+    """Why the word the player typed (meaning ``action``) is not a choice now (docs/rules.md
+    R8 for the UNO call and catch)."""
+    if action == A.CALL_UNO:
+        if rules.uno == "off":
+            return "You cannot call UNO: these rules have no UNO call (uno=off)."
+        held = int(sum(view.hand))
+        if view.uno_called[view.seat] and held == 2:
+            return "You have already called UNO."
+        if view.phase not in (Phase.PLAY, Phase.PLAY_DRAWN):
+            return "You cannot call UNO now: UNO is called on your turn, before you play a card."
+        return ("You cannot call UNO now: UNO is called holding exactly two cards, before "
+                f"playing the second-to-last one (you hold {held}).")
+    if action == A.CATCH_UNO:
+        if rules.uno == "off":
+            return "You cannot catch anyone: these rules have no UNO call (uno=off)."
+        return ("You cannot catch anyone now: a catch is possible only at your first decision "
+                "after a player was left with one card without calling UNO"
+                + (" (and only with uno_catch=next_player; by default every miss is caught "
+                   "automatically)." if rules.uno_catch != "next_player" else "."))
+    if action < A.DRAW:
+        return f"You cannot play {CODES[action]} now."
+    return f"You cannot {A.ACTION_NAMES[action].lower().replace('_', ' ')} now."
+
+
+_PHASE_HELP = {
+    Phase.PLAY: "Play a card matching the active colour, or the top card's number or symbol, or a "
+            "wild (W4, WB) - or draw one card instead (you may then play it if it fits). "
+            "With two cards, call UNO before playing the second-to-last one.",
+    Phase.PLAY_DRAWN: "You drew a card that fits: play it now or keep it (your turn ends).",
+    Phase.CHOOSE_COLOUR: "Name the colour the next player must match.",
+    Phase.CHOOSE_TARGET: "Green Shell: choose the opponent who draws one card.",
+    Phase.CHALLENGE: "You were hit by a Wild Draw Four. It was legal only if its player held "
+                       "no card of the colour that was active. Challenge: if it was illegal they "
+                       "draw 4 and you play on; if it was legal you draw 6 and lose your turn. "
+                       "Or accept: draw 4 and lose your turn.",
+}
+
+HELP = """Commands:
+  1, 2, ...      choose that option
+  R7, W4, WB     play that card;  draw / keep / uno / catch / challenge / accept;  red, y, ...
+  ? or help      this help
+  show           show the table again
+  q or quit      leave the game
+Cards: colour R Y G B + 0-9, S (Skip), R (Reverse), D (Draw Two); W4 = Wild Draw Four,
+WB = Wild Item Box (flips the next card: red Mushroom = extra turn, yellow Banana = the player
+before you draws 2, green Shell = an opponent of your choice draws 1, blue Lightning = all others
+draw 1 and you play again, wild Bob-omb = you draw 2 and name a colour)."""
+
+
+def seat_names(labels: Sequence[str], seat: int | None = None) -> list[str]:
+    """``P<seat>:<label>`` per seat; the person's own seat is just ``P<seat>`` (the table marks
+    it "(you)")."""
+    return [f"P{s}" if s == seat else f"P{s}:{label}" for s, label in enumerate(labels)]
+
+
+def play(
+    opponents: Sequence[str],
+    num_players: int,
+    seed: int,
+    rules: dict[str, Any] | None = None,
+    seat: int = 0,
+    input_fn: Callable[[str], str] = input,
+    output: TextIO | None = None,
+) -> int:
+    """A person plays at ``seat`` against agents (cycled over the other seats), in the terminal.
+
+    Every decision of the person is prompted with numbered choices; bad input is re-prompted.
+    ``input_fn`` and ``output`` let tests script a whole game. Returns 0 (a game finished, or
+    the player quit).
+    """
+    from uno_mk_env.render import RecentDecisions, render_game
+
+    out = output if output is not None else sys.stdout
+
+    def say(text: str = "") -> None:
+        print(text, file=out, flush=True)
+
+    rules_obj = Rules(**{**(rules or {}), "num_players": num_players})
+    n = num_players
+    if not 0 <= seat < n:
+        raise CLIError(f"bad --seat {seat}: seats are 0 to {n - 1}")
+    others = [s for s in range(n) if s != seat]
+    labels = ["you"] * n
+    bots: dict[int, Agent] = {}
+    for i, s in enumerate(others):
+        spec = opponents[i % len(opponents)]
+        bots[s] = build_agent(spec, seed=derive_seed(seed, s))
+        labels[s] = spec
+    names = seat_names(labels, seat)
+    g = Game(rules_obj, seed=seed)
+    length = {"single_round": "one round", "target_score": f"to {rules_obj.target_score} points",
+              "fixed_rounds": f"{rules_obj.rounds} rounds"}[rules_obj.match]
+    say(f"UNO Mario Kart ({length}): you are {names[seat]}; seed {seed}. Type ? for help.")
+    history = RecentDecisions(maxlen=None)
+    history.start(g)
+    shown_from = 0
+    while not g.game_over:
+        p = g.current_player
+        if p != seat:
+            action = agent_action(bots[p], g, names[p])
+            history.before(g)
+            g.step(action)
+            history.after(action)
+            continue
+        recent = list(history)[max(shown_from, len(history) - MAX_RECENT_DECISIONS):]
+        table = render_game(g, seat, names, recent)
+        say()
+        say(table)
+        action = ask(g.view(seat), names, input_fn, say, table, rules_obj)
+        if action is None:
+            say("You left the game.")
+            return 0
+        history.before(g)
+        shown_from = len(history)
+        g.step(action)
+        history.after(action)
+    say()
+    recent = list(history)[max(shown_from, len(history) - MAX_RECENT_DECISIONS):]
+    say(render_game(g, seat, names, recent, done=True))
+    if g.winner is None:
+        say("Game over: no winner.")
+    elif g.winner == seat:
+        say(f"Game over: you win! Final scores: {list(g.scores)}")
+    else:
+        say(f"Game over: {names[g.winner]} wins. Final scores: {list(g.scores)}")
+    return 0
+
+
+def ask(
+    view: PlayerView,
+    names: Sequence[str],
+    input_fn: Callable[[str], str],
+    say: Callable[[str], None],
+    table: str,
+    rules: Rules,
+) -> int | None:
+    """Prompts until a legal action is chosen; ``None`` when the player quits (or input ends).
+    With a single choice (a Green Shell at two players), Enter takes it."""
+    legal = list(view.legal_actions)
+    order = {A.CATCH_UNO: 2, A.CALL_UNO: 1}  # the reflex actions after the real choices
+    legal.sort(key=lambda a: (order.get(a, 0), a == A.DRAW or a == A.KEEP, a == W4, a))
+    lookup: dict[str, int] = {}
+    for a in legal:
+        for word in _aliases(a):
+            lookup.setdefault(word, a)
+    known: dict[str, int] = {}  # every action's words, to say why one is not a choice now
+    for a in (A.DRAW, A.KEEP, A.CHALLENGE, A.ACCEPT, A.CALL_UNO, A.CATCH_UNO):
+        for word in _aliases(a):
+            known.setdefault(word, a)
+    if len(legal) == 1:
+        prompt = "Press Enter to choose 1 (? for help, q to quit): "
+        hint = "Press Enter (or 1) to choose it, ? for help or q to quit."
+    else:
+        prompt = f"Choose 1-{len(legal)} (? for help, q to quit): "
+        hint = f"Enter a number from 1 to {len(legal)}, ? for help or q to quit."
+
+    def menu() -> None:
+        say(f"Your choices ({PHASE_NAMES[view.phase]}):")
+        for i, a in enumerate(legal, 1):
+            say(f"  {i:>2}) {choice_label(a, view, names)}")
+
+    menu()
+    while True:
+        try:
+            raw = input_fn(prompt)
+        except (EOFError, KeyboardInterrupt):
+            say("")
+            return None
+        text = raw.strip().lower()
+        if text in ("q", "quit", "exit"):
+            return None
+        if text in ("?", "h", "help"):
+            say(_PHASE_HELP.get(view.phase, ""))
+            say(HELP)
+            menu()
+            continue
+        if text in ("show", "s", "table"):
+            say(table)
+            menu()
+            continue
+        if len(legal) == 1 and text == "":
+            return legal[0]
+        if text.isdigit() and 1 <= int(text) <= len(legal):
+            return legal[int(text) - 1]
+        if text in lookup:
+            return lookup[text]
+        if text.upper() in CODE_TO_KIND:
+            say(why_not(CODE_TO_KIND[text.upper()], view, rules))
+        elif text in known:
+            say(why_not(known[text], view, rules))
+        elif text:
+            say(f"{raw.strip()!r} is not a choice.")
+        say(hint)

@@ -1,0 +1,173 @@
+"""``uno-mk tournament``: a seeded duplicate-deal tournament between agents.
+
+::
+
+    uno-mk tournament --agents greedy,random --players 4 --games 400 --seed 1 --workers 2
+
+Needs the ``eval`` extra (scipy for the confidence intervals, openskill for the ratings); without
+it the command ends with one line naming it. matplotlib (the PNG plot), tqdm (the progress bar)
+and rich (drawn tables) are used when installed and skipped otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from uno_mk_env.evaluation.tournament import (
+    DEFAULT_MAX_STEPS,
+    FILE_NAMES,
+    TournamentResult,
+    check_output_dir,
+    make_rules,
+    run_tournament,
+)
+from uno_mk_env.rules import MAX_PLAYERS, MIN_PLAYERS
+
+from .common import (
+    CLIError,
+    _importable,
+    add_rule_args,
+    check_agents,
+    players,
+    print_table,
+    require,
+    rules_from_args,
+    short_labels,
+    specs,
+)
+
+#: What a tournament cannot do without (the ``eval`` extra): confidence intervals and ratings.
+NEEDS = ("scipy", "openskill")
+EXTRA = "eval"
+LABEL_LIMIT = 32  #: longer agent labels are shortened from the left in tables and the plot
+
+
+def add_parser(subparsers: Any) -> None:
+    t = subparsers.add_parser(
+        "tournament", help="play a seeded tournament between agents",
+        description="Round-robin tournament with duplicate deals, confidence intervals and "
+                    "openskill ratings (needs the 'eval' extra).")
+    t.add_argument("--agents", required=True,
+                   help="comma-separated agent specs, e.g. greedy,random,ismcts:200")
+    t.add_argument("--players", type=int, help="seats per table, 2-10 "
+                   "(default: the number of agents)")
+    t.add_argument("--games", type=int, default=100,
+                   help="games to play (rounded up to a multiple of --players; default 100)")
+    t.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    t.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+    t.add_argument("--out", help="directory for the result files "
+                   "(default: results/<players>p_<agents>_seed<seed>)")
+    t.add_argument("--no-duplicate", action="store_true",
+                   help="a fresh deal for every game instead of replaying each deal per seat "
+                        "rotation")
+    t.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS,
+                   help=f"decisions per round before the game counts as having no winner "
+                        f"(default {DEFAULT_MAX_STEPS})")
+    t.add_argument("--no-plot", action="store_true",
+                   help="do not write the PNG plot (never written without matplotlib)")
+    t.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar (default: when stderr is a terminal and tqdm is installed)")
+    add_rule_args(t)
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    agent_specs = specs(args.agents, "--agents")
+    rules = rules_from_args(args.preset, args.rule, args.rounds_to_500)
+    n = players(args.players, rules, min(max(len(agent_specs), MIN_PLAYERS), MAX_PLAYERS))
+    for flag, value in (("--games", args.games), ("--workers", args.workers),
+                        ("--max-steps", args.max_steps)):
+        if value < 1:
+            raise CLIError(f"{flag} must be at least 1, got {value}")
+    if args.seed < 0:
+        raise CLIError(f"--seed must be a non-negative int, got {args.seed}")
+    require(NEEDS, EXTRA, "uno-mk tournament")
+    check_agents(agent_specs)
+    rules.pop("num_players", None)
+    out_dir = Path(args.out) if args.out else Path("results") / run_name(
+        agent_specs, n, args.seed, make_rules(rules, n).match
+    )
+    check_output_dir(out_dir)  # before playing: a bad --out must not cost the results
+    result = run_tournament(
+        agent_specs, n, args.games, seed=args.seed, rules=rules,
+        duplicate=not args.no_duplicate, workers=args.workers,
+        progress=progress_wanted(args.progress), max_steps=args.max_steps,
+    )
+    print_leaderboard(result, out)
+    paths = save(result, out_dir, plot=not args.no_plot, out=out)
+    print(f"Results written to {out_dir}/: {', '.join(p.name for p in paths.values())}", file=out)
+    return 0
+
+
+def progress_wanted(asked: bool | None) -> bool:
+    """A progress bar when asked (``--progress``) or, by default, when stderr is a terminal:
+    tqdm redraws its line with carriage returns, which piles up in a log file. Never without
+    tqdm."""
+    wanted = asked if asked is not None else sys.stderr.isatty()
+    return bool(wanted) and _importable("tqdm")
+
+
+def run_name(agent_specs: Sequence[str], players: int, seed: int, match: str) -> str:
+    """The default result folder's name."""
+    agents = "_".join(re.sub(r"[^A-Za-z0-9.-]+", "-", Path(s).stem if "/" in s else s)
+                      for s in agent_specs)
+    suffix = "_500" if match == "target_score" else ""
+    return f"{players}p_{agents}_seed{seed}{suffix}"[:120]
+
+
+def save(result: TournamentResult, out_dir: Path, plot: bool = True,
+         out: TextIO | None = None) -> dict[str, Path]:
+    """``result.save`` with the plot's agent names shortened like the tables' (long model paths
+    would overlap) and no plot without matplotlib (a note on ``out`` says so)."""
+    if plot and not _importable("matplotlib"):
+        plot = False
+        if out is not None:
+            print("note: no plot (matplotlib is not installed: pip install "
+                  f"'uno-mk-env[{EXTRA}]')", file=out)
+    short = short_labels(result.entrants, LABEL_LIMIT)
+    if not plot or short == list(result.entrants):
+        return result.save(out_dir, plot=plot)
+    paths = result.save(out_dir, plot=False)
+    relabelled = TournamentResult(config=result.config, entrants=short, records=result.records,
+                                  elapsed=result.elapsed, workers=result.workers)
+    paths["plot"] = Path(out_dir) / FILE_NAMES["plot"]
+    relabelled.plot(paths["plot"])
+    return paths
+
+
+def print_leaderboard(result: TournamentResult, out: TextIO) -> None:
+    """The leaderboard and head-to-head tables (drawn by rich when installed, else plain)."""
+    c = result.config
+    short = dict(zip(result.entrants, short_labels(result.entrants, LABEL_LIMIT)))
+    title = (f"{c['num_players']} players · {c['games']} games"
+             f"{' · duplicate deals' if c['duplicate'] else ''} · seed {c['seed']} · "
+             f"match={c['rules']['match']}")
+    columns = ("#", "agent", "games", "wins", "win rate [95% CI]", "reward", "pts/round",
+               "place", "rating (μ ± σ)")
+    rows = [
+        (str(r["rank"]), short[r["agent"]], str(r["games"]), str(r["wins"]),
+         f"{r['win_rate']:.3f} [{r['win_ci_low']:.3f}, {r['win_ci_high']:.3f}]",
+         f"{r['mean_reward']:+.3f}", f"{r['points_per_round']:.1f}", f"{r['mean_place']:.2f}",
+         f"{r['rating']:.1f} ({r['mu']:.1f} ± {r['sigma']:.1f})")
+        for r in result.leaderboard()
+    ]
+    print_table(out, title, columns, rows, right=[c for c in columns if c != "agent"])
+    h2h = result.head_to_head()
+    order = [result.entrants.index(r["agent"]) for r in result.leaderboard()]
+    if len(order) <= 10:
+        names = [short[result.entrants[e]] for e in order]
+        cells = [
+            [names[i], *("-" if h2h["score"][a][b] is None else f"{h2h['score'][a][b]:.3f}"
+                         for b in order)]
+            for i, a in enumerate(order)
+        ]
+        print_table(out, "head-to-head: row placed ahead of column", ["", *names], cells,
+                    right=names)
+    o = result.outcomes()
+    print(f"{o['win']} games won, {o['no_winner']} without winner (stalemate), "
+          f"{o['capped']} stopped at the step cap; {result.elapsed:.1f} s with "
+          f"{result.workers} worker(s)", file=out)

@@ -1,0 +1,128 @@
+"""``uno-mk train``: train a policy; the last line printed is ``agent: SPEC``, the agent spec
+that plays it (``uno-mk tournament --agents SPEC,strategic``).
+
+::
+
+    uno-mk train --num-players 2 --total-timesteps 1000000 --seed 1     # sb3 (MaskablePPO)
+    uno-mk train --backend rllib ...                                    # Ray RLlib
+    uno-mk train --help                                                 # the backend's arguments
+
+Every argument other than ``--backend`` goes to the backend: ``sb3`` is
+:mod:`uno_mk_env.training.train_ppo` (the same arguments as ``python -m
+uno_mk_env.training.train_ppo``; needs the ``train`` extra), ``rllib`` is
+``uno_mk_env.training.rllib`` (needs the ``rllib`` extra). For sb3 the agent spec is the
+policy ``.npz`` (numpy alone plays it, read without unpickling): next to ``--save-path`` when
+given, else ``runs/<run>/final.npz`` exported from the run's ``final.zip``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import json
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from .common import CLIError, _importable, require
+
+BACKENDS = ("sb3", "rllib")
+#: What the sb3 backend imports (the ``train`` extra, torch installed first).
+SB3_NEEDS = ("torch", "stable_baselines3", "sb3_contrib", "gymnasium")
+RLLIB_MODULE = "uno_mk_env.training.rllib"
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "train", add_help=False, allow_abbrev=False,
+        help="train a policy (sb3 MaskablePPO, or rllib); prints 'agent: SPEC' last",
+        description="Train a policy. Arguments other than --backend go to the backend "
+                    "('uno-mk train --help' lists them).")
+    p.add_argument("--backend", choices=BACKENDS, default="sb3",
+                   help="sb3 (MaskablePPO, the 'train' extra; default) or rllib (the 'rllib' "
+                        "extra)")
+    p.set_defaults(extra_args=[])  # the backend's own arguments (see cli/app.py)
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    argv = list(args.extra_args)
+    wants_help = any(a in ("-h", "--help") for a in argv)
+    if wants_help:
+        print("usage: uno-mk train [--backend {sb3,rllib}] ARGS... (default backend sb3); "
+              f"the {args.backend} backend's ARGS:", file=out, flush=True)
+    if args.backend == "rllib":
+        return run_rllib(argv)
+    if not wants_help:
+        require(SB3_NEEDS, "train", "uno-mk train (sb3 backend; install torch==2.13.0 first)")
+    return train_sb3(argv, out)
+
+
+def run_rllib(argv: Sequence[str]) -> int:
+    """``uno_mk_env.training.rllib.main(argv)`` when that backend exists and Ray is
+    installed."""
+    if not _importable(RLLIB_MODULE):
+        raise CLIError("--backend rllib is not available in this version of uno-mk-env "
+                       "(it needs uno_mk_env.training.rllib and the 'rllib' extra)")
+    require(("ray",), "rllib", "uno-mk train --backend rllib")
+    module = importlib.import_module(RLLIB_MODULE)
+    return _exit_code(module.main, list(argv))
+
+
+def _exit_code(fn: Any, *a: Any) -> int:
+    try:
+        return int(fn(*a) or 0)
+    except SystemExit as e:  # argparse: --help (0) or a bad argument (2, message printed)
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+
+
+@contextlib.contextmanager
+def _argv(argv: Sequence[str]) -> Iterator[None]:
+    """``sys.argv`` as ``python -m uno_mk_env.training.train_ppo ARGV`` would have it, so that
+    the run's config.json records a command that repeats the run."""
+    saved = sys.argv
+    sys.argv = [saved[0], *argv]
+    try:
+        yield
+    finally:
+        sys.argv = saved
+
+
+def train_sb3(argv: Sequence[str], out: TextIO) -> int:
+    """The sb3 backend: ``train_ppo``'s arguments and run (as its ``main``), then the policy
+    ``.npz`` and the last line ``agent: ppo:PATH``."""
+    from uno_mk_env.training import train_ppo
+
+    argv = list(argv)
+    try:
+        options = train_ppo.parse_args(argv)
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else 0
+    os.environ.setdefault("OMP_NUM_THREADS", str(options.torch_threads))
+    try:
+        if options.resume:
+            options = train_ppo.inherit_resume_args(options, train_ppo.given_fields(argv))
+        with _argv(argv):
+            summary = train_ppo.train(options)
+    except train_ppo.TrainingError as e:
+        raise CLIError(str(e)) from None
+    print(json.dumps(summary, indent=2), file=out)
+    print(f"agent: ppo:{policy_file(options, summary)}", file=out, flush=True)
+    return 0
+
+
+def policy_file(options: Any, summary: dict[str, Any]) -> Path:
+    """The numpy policy of a finished sb3 run: next to ``--save-path`` (train_ppo writes it),
+    else ``final.npz`` exported here from the run's ``final.zip``."""
+    if options.save_path:
+        target = Path(options.save_path)
+        if target.suffix != ".zip":
+            target = target.with_name(target.name + ".zip")
+        return target.with_suffix(".npz")
+    from uno_mk_env.agents.ppo import export_policy
+
+    run_dir = Path(summary["run_dir"])
+    return export_policy(run_dir / "final.zip", run_dir / "final.npz", provenance={
+        "run_dir": str(run_dir), "timesteps": int(summary["timesteps"])})
