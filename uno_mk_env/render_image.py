@@ -1,0 +1,557 @@
+"""The table as a picture: ``render_mode="rgb_array"`` and ``"human"``, and the replay viewer.
+
+Two steps, kept apart so that the browser replay viewer (:mod:`uno_mk_env.evaluation.replay`)
+draws exactly what the image shows:
+
+* :func:`table_data` turns a game into a JSON-safe *table dict*, read only from
+  ``game.view(seat)`` and ``game.events_for(seat)`` (plus the public ``game_over``, ``winner``
+  and ``num_steps``). With ``seat=None`` (a spectator) every seat's own view supplies its hand,
+  face up. With a seat, only that seat's view and its filtered event log are read: another
+  seat's hand is ``None`` (drawn as card backs; its size is public), so no hidden card can reach
+  the dict, the image or a replay file's seat view.
+* :func:`draw_table` draws a table dict with Pillow into a ``HEIGHT × WIDTH × 3`` ``uint8``
+  array, the same size for every table of 2-10 players. The replay viewer draws the same dict
+  as SVG with the same :data:`GEOMETRY` and :data:`PALETTE`.
+
+Pillow is an optional dependency (``pip install 'uno-mk-env[render]'``, which also brings
+pygame for the ``"human"`` window, :class:`Window`); :func:`table_data` needs neither, and the
+envs import this module only when an image render mode is chosen.
+
+Table dict keys: ``players``, ``names``, ``viewer`` (seat or ``None``), ``round``, ``decision``
+(decisions taken), ``hands`` (per seat: card codes in kind order, or ``None`` when hidden),
+``hand_sizes``, ``uno_called``, ``scores``, ``top_card`` (code), ``active_colour``
+(``"R"``/``"Y"``/``"G"``/``"B"``), ``direction`` (1 clockwise, -1), ``draw_pile``,
+``discard_pile`` (sizes), ``current_player`` (-1 once over), ``phase`` (name), ``drawn_card``
+(the card the decider just drew, when the viewer may see it, else ``None``), ``game_over``,
+``winner``, ``item`` (the last item fired this round: ``{"seat", "item", "effect", "events"}``,
+or ``None``) and ``last`` (the latest decision's events as one line of text, given by the
+caller).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from .cards import CODES, COLOUR_NAMES, COLOURS, ITEM_NAMES, NAMES, counts_to_codes
+from .events import event_for
+from .game import Game
+from .phases import PHASE_NAMES, Phase
+from .render import events_text
+
+__all__ = [
+    "GEOMETRY", "HEIGHT", "ITEM_EFFECTS", "PALETTE", "WIDTH", "Window", "card_label",
+    "draw_table", "hand_slots", "last_decision_text", "render_image", "require_pillow",
+    "seat_centres", "table_data",
+]
+
+WIDTH, HEIGHT = 1280, 800
+#: Sizes and places shared by the image and the replay viewer's SVG (pixels).
+GEOMETRY: dict[str, Any] = {
+    "width": WIDTH, "height": HEIGHT,
+    "centre": (640, 400), "radii": (500, 300),  # the ellipse the seat panels sit on
+    "felt_radii": (400, 235),
+    "panel": (256, 136),  # seat panel width, height
+    "card": (30, 44), "big_card": (76, 110),
+    "hand_area": (10, 38, 236),  # cards' x offset, y offset and width inside a panel
+    "row_gap": 4, "one_row_max": 8, "max_shown": 36,
+    "centre_box": (420, 230, 860, 540),  # free of panels for every player count
+    "max_chars": 62,  # text lines in the centre box are cut to this many characters
+    "name_chars": 20,
+}
+#: Colours (hex) shared by the image and the viewer.
+PALETTE: dict[str, str] = {
+    "background": "#17202a", "felt": "#22604a", "felt_edge": "#174534",
+    "panel": "#f4f1e8", "panel_edge": "#8d8a80", "decider": "#ffb300", "viewer": "#3b82f6",
+    "text": "#1d232b", "light_text": "#f4f1e8", "muted": "#5b6470",
+    "R": "#d92b2b", "Y": "#f2c02c", "G": "#23965a", "B": "#1f6fd1", "W": "#202020",
+    "card_edge": "#ffffff", "back": "#3a3f4b", "back_mark": "#d92b2b",
+    "uno": "#d92b2b", "item_box": "#fff7d6",
+}
+#: What each item does for the player P who flipped it (docs/rules.md R7.2), item order.
+ITEM_EFFECTS: tuple[str, ...] = (
+    "another turn",
+    "the player before draws 2",
+    "an opponent draws 1",
+    "all others draw, then another turn",
+    "draws 2, names a colour",
+)
+_EFFECT_EVENTS = frozenset({"target", "draw", "colour", "reshuffle"})
+_ITEM_DRAWS = frozenset({"banana", "green_shell", "lightning", "bob_omb"})
+_RANK_LABELS = tuple("0123456789") + ("S", "R", "+2")
+
+
+def card_label(code: str) -> str:
+    """The short label printed on a card: ``"7"``, ``"S"`` (Skip), ``"R"`` (Reverse), ``"+2"``,
+    ``"+4"`` (Wild Draw Four), ``"?"`` (Wild Item Box)."""
+    if code == "W4":
+        return "+4"
+    if code == "WB":
+        return "?"
+    return _RANK_LABELS["0123456789SRD".index(code[1])]
+
+
+# ---------------------------------------------------------------------------------- data
+def last_decision_text(
+    game: Game, start: int, seat: int | None, names: Sequence[str]
+) -> str:
+    """The events logged since event number ``start`` (``game.event_count`` before the latest
+    decision) as one line, as ``seat`` may see them (``None``: everything)."""
+    first = max(start - game.events_start, 0)
+    events = game.events[first:]
+    if seat is not None:
+        events = [seen for e in events if (seen := event_for(e, seat)) is not None]
+    return events_text(events, names, seat)
+
+
+def _last_item(
+    events: Sequence[tuple], item: int, names: Sequence[str], seat: int | None
+) -> dict[str, Any] | None:
+    if item < 0:
+        return None
+    round_start = max((i for i, e in enumerate(events) if e[0] == "deal"), default=0)
+    at = max((i for i in range(round_start, len(events)) if events[i][0] == "item"), default=-1)
+    if at < 0:  # a position built by from_dict: the item is known, its event is not
+        return {"seat": None, "item": ITEM_NAMES[item], "effect": ITEM_EFFECTS[item],
+                "events": ""}
+    owner = events[at][1]
+    effect = []
+    for e in events[at + 1:]:
+        if e[0] not in _EFFECT_EVENTS or (e[0] == "draw" and e[3] not in _ITEM_DRAWS):
+            break
+        effect.append(e)
+    item = events[at][2]
+    return {"seat": owner, "item": ITEM_NAMES[item], "effect": ITEM_EFFECTS[item],
+            "events": events_text(effect, names, seat)}
+
+
+def table_data(
+    game: Game,
+    seat: int | None = None,
+    names: Sequence[str] | None = None,
+    last: str = "",
+) -> dict[str, Any]:
+    """The table as ``seat`` may see it (``None``: a spectator who sees every hand), as a
+    JSON-safe dict (keys in the module docstring).
+
+    Args:
+        seat: the viewing seat, or ``None``.
+        names: one display name per seat (default ``player_0`` ...).
+        last: the latest decision's events as one line (:func:`last_decision_text`).
+
+    Raises:
+        ValueError: ``seat`` is not a seat of the game, or ``names`` has the wrong length.
+    """
+    n = game.num_players
+    if seat is not None and (not isinstance(seat, int) or isinstance(seat, bool)
+                             or not 0 <= seat < n):
+        raise ValueError(f"seat must be None (a spectator) or a seat 0-{n - 1}, got {seat!r}")
+    names = list(names) if names is not None else [f"player_{i}" for i in range(n)]
+    if len(names) != n:
+        raise ValueError(f"names must hold one name per seat ({n}), got {len(names)}")
+    if seat is None:
+        views = [game.view(s) for s in range(n)]
+        view = views[0]
+        hands: list[list[str] | None] = [counts_to_codes(v.hand) for v in views]
+        decider = view.current_player
+        drawn = views[decider].drawn_card if decider >= 0 else -1
+    else:
+        view = game.view(seat)
+        hands = [counts_to_codes(view.hand) if s == seat else None for s in range(n)]
+        drawn = view.drawn_card
+    over = view.phase == Phase.GAME_OVER
+    return {
+        "players": n,
+        "names": names,
+        "viewer": seat,
+        "round": view.round,
+        "decision": game.num_steps,
+        "hands": hands,
+        "hand_sizes": list(view.hand_sizes),
+        "uno_called": [bool(u) for u in view.uno_called],
+        "scores": list(view.scores),
+        "top_card": CODES[view.top_card],
+        "active_colour": COLOURS[view.active_colour],
+        "direction": view.direction,
+        "draw_pile": view.draw_pile_size,
+        "discard_pile": view.discard_pile_size,
+        "current_player": view.current_player,
+        "phase": PHASE_NAMES[view.phase],
+        "drawn_card": CODES[drawn] if drawn >= 0 else None,
+        "game_over": over,
+        "winner": game.winner if over else None,
+        "item": _last_item(game.events_for(seat), view.last_item, names, seat),
+        "last": last,
+    }
+
+
+# ------------------------------------------------------------------------------ geometry
+def _round(value: float) -> int:
+    """Halves round up, as JavaScript's ``Math.round`` (the viewer computes the same places)."""
+    return math.floor(value + 0.5)
+
+
+def seat_centres(num_players: int, bottom: int = 0) -> list[tuple[int, int]]:
+    """Centre of each seat's panel (index = seat): on an ellipse, ``bottom`` at the bottom and
+    the seats after it clockwise on screen (seat + 1 on its left, docs/rules.md R1)."""
+    cx, cy = GEOMETRY["centre"]
+    rx, ry = GEOMETRY["radii"]
+    out = []
+    for s in range(num_players):
+        angle = 2 * math.pi * ((s - bottom) % num_players) / num_players
+        out.append((_round(cx - rx * math.sin(angle)), _round(cy + ry * math.cos(angle))))
+    return out
+
+
+def hand_slots(count: int) -> tuple[list[tuple[int, int]], int]:
+    """Where the cards of a hand of ``count`` go in a panel: ``(x, y)`` offsets of each card
+    shown, and how many are left out (shown as ``+N`` on the last card shown).
+
+    One row up to ``one_row_max`` cards, else two rows, overlapping as needed; at most
+    ``max_shown`` cards are drawn.
+    """
+    g = GEOMETRY
+    x0, y0, width = g["hand_area"]
+    card_w, card_h = g["card"]
+    shown = min(count, g["max_shown"])
+    hidden = count - shown
+    if shown == 0:
+        return [], 0
+    rows = 1 if shown <= g["one_row_max"] else 2
+    per_row = -(-shown // rows)
+    step = card_w + 2 if per_row == 1 else min(card_w + 2, (width - card_w) / (per_row - 1))
+    slots = [(_round(x0 + (i % per_row) * step), y0 + (i // per_row) * (card_h + g["row_gap"]))
+             for i in range(shown)]
+    return slots, hidden
+
+
+def _arrow_points(clockwise: bool, cx: float, cy: float, r: float) -> tuple[list, list]:
+    """A circular arrow (polyline points, arrowhead triangle) around ``(cx, cy)``."""
+    start, end = 200, 480  # degrees, screen angles (y down: increasing is clockwise)
+    pts = [(cx + r * math.cos(math.radians(a)), cy + r * math.sin(math.radians(a)))
+           for a in range(start, end + 1, 10)]
+    if not clockwise:
+        pts = [(2 * cx - x, y) for x, y in pts]
+    (x1, y1), (x2, y2) = pts[-2], pts[-1]
+    dx, dy = x2 - x1, y2 - y1
+    length = math.hypot(dx, dy) or 1.0
+    ux, uy = dx / length, dy / length
+    head = [(x2 + ux * 9, y2 + uy * 9), (x2 - uy * 7, y2 + ux * 7), (x2 + uy * 7, y2 - ux * 7)]
+    return [(round(x, 1), round(y, 1)) for x, y in pts], [(round(x, 1), round(y, 1))
+                                                          for x, y in head]
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def status_text(t: dict[str, Any]) -> str:
+    """The centre box's status line: who decides in which phase, or the game's end."""
+    names = t["names"]
+    if t["game_over"]:
+        w = t["winner"]
+        return "Game over: no winner" if w is None else f"Game over: {names[w]} wins"
+    text = f"{names[t['current_player']]} decides: {t['phase']}"
+    if t["drawn_card"] is not None:
+        text += f" (drew {t['drawn_card']})"
+    return text
+
+
+def header_text(t: dict[str, Any]) -> str:
+    """The centre box's first line."""
+    view = "spectator view" if t["viewer"] is None else f"{t['names'][t['viewer']]}'s view"
+    return f"Round {t['round']} · decision {t['decision']} · {view}"
+
+
+def item_lines(t: dict[str, Any]) -> tuple[str, str]:
+    """The two text lines of the last-item box."""
+    item = t["item"]
+    if item is None:
+        return "No item fired this round", ""
+    who = "" if item["seat"] is None else f" ({t['names'][item['seat']]})"
+    return f"{item['item']}{who}: {item['effect']}", item["events"]
+
+
+# ------------------------------------------------------------------------------- drawing
+def require_pillow(mode: str = "rgb_array") -> None:
+    """Raises ``ImportError`` with the install command when Pillow is missing."""
+    try:
+        import PIL  # noqa: F401
+    except ImportError:
+        raise ImportError(
+            f"render_mode={mode!r} needs Pillow: pip install 'uno-mk-env[render]'"
+        ) from None
+
+
+@lru_cache(maxsize=16)
+def _font(size: int) -> Any:
+    from PIL import ImageFont
+
+    return ImageFont.load_default(size)
+
+
+def _rgb(hex_colour: str) -> tuple[int, int, int]:
+    return tuple(int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))  # type: ignore[return-value]
+
+
+def _pil_text(text: str) -> str:
+    # The font Pillow ships (Aileron) has no arrows or dashes.
+    return text.replace("→", "›").replace("—", "-").replace("–", "-").replace("×", "x")
+
+
+class _Painter:
+    """The few primitives the table is made of, on a Pillow image."""
+
+    def __init__(self) -> None:
+        from PIL import Image, ImageDraw
+
+        self.image = Image.new("RGB", (WIDTH, HEIGHT), _rgb(PALETTE["background"]))
+        self.draw = ImageDraw.Draw(self.image)
+
+    def rect(self, x: float, y: float, w: float, h: float, r: float, fill: str | None,
+             edge: str | None = None, width: int = 1) -> None:
+        self.draw.rounded_rectangle(
+            (x, y, x + w - 1, y + h - 1), radius=r, fill=_rgb(fill) if fill else None,
+            outline=_rgb(edge) if edge else None, width=width,
+        )
+
+    def ellipse(self, cx: float, cy: float, rx: float, ry: float, fill: str | None,
+                edge: str | None = None, width: int = 1) -> None:
+        self.draw.ellipse((cx - rx, cy - ry, cx + rx, cy + ry), fill=_rgb(fill) if fill else None,
+                          outline=_rgb(edge) if edge else None, width=width)
+
+    def polygon(self, points: Sequence[tuple[float, float]], fill: str) -> None:
+        self.draw.polygon([tuple(p) for p in points], fill=_rgb(fill))
+
+    def line(self, points: Sequence[tuple[float, float]], colour: str, width: int) -> None:
+        self.draw.line([tuple(p) for p in points], fill=_rgb(colour), width=width, joint="curve")
+
+    def text(self, x: float, y: float, text: str, size: int, colour: str, anchor: str = "la",
+             bold: bool = False) -> None:
+        self.draw.text((x, y), _pil_text(text), fill=_rgb(colour), font=_font(size),
+                       anchor=anchor, stroke_width=1 if bold else 0,
+                       stroke_fill=_rgb(colour) if bold else None)
+
+
+def _item_icon(p: _Painter, item: int, cx: float, cy: float, s: float) -> None:
+    """A small picture of an item in a white disc of diameter ``s`` (same shapes as the SVG)."""
+    p.ellipse(cx, cy, s / 2, s / 2, "#ffffff")
+    k = s / 20  # the shapes are designed on a 20-pixel disc
+    if item == 0:  # Mushroom: red cap with white spots, pale stem
+        p.rect(cx - 3 * k, cy, 6 * k, 6 * k, 1, "#f0d9b5")
+        p.polygon([(cx - 8 * k, cy + 1 * k), (cx - 7 * k, cy - 4 * k), (cx - 3 * k, cy - 7 * k),
+                   (cx + 3 * k, cy - 7 * k), (cx + 7 * k, cy - 4 * k), (cx + 8 * k, cy + 1 * k)],
+                  PALETTE["R"])
+        p.ellipse(cx - 3 * k, cy - 3 * k, 1.6 * k, 1.6 * k, "#ffffff")
+        p.ellipse(cx + 3 * k, cy - 3 * k, 1.6 * k, 1.6 * k, "#ffffff")
+    elif item == 1:  # Banana Peel: a yellow crescent
+        p.polygon([(cx - 7 * k, cy - 5 * k), (cx - 3 * k, cy + 4 * k), (cx + 4 * k, cy + 6 * k),
+                   (cx + 8 * k, cy + 3 * k), (cx + 2 * k, cy + 2 * k), (cx - 3 * k, cy - 2 * k),
+                   (cx - 5 * k, cy - 7 * k)], "#e0b000")
+    elif item == 2:  # Green Shell: a green disc with a white rim and a pale centre
+        p.ellipse(cx, cy, 7 * k, 7 * k, PALETTE["G"], "#ffffff", max(1, round(k)))
+        p.ellipse(cx, cy, 3 * k, 3 * k, "#bfe8c9")
+    elif item == 3:  # Lightning: a bolt
+        p.polygon([(cx + 2 * k, cy - 8 * k), (cx - 5 * k, cy + 1 * k), (cx - 0.5 * k, cy + 1 * k),
+                   (cx - 2 * k, cy + 8 * k), (cx + 5 * k, cy - 1 * k), (cx + 0.5 * k, cy - 1 * k)],
+                  "#1f6fd1")
+    else:  # Bob-omb: a black bomb with a fuse and a spark
+        p.ellipse(cx - 1 * k, cy + 1.5 * k, 6 * k, 6 * k, "#202020")
+        p.line([(cx + 3 * k, cy - 3 * k), (cx + 6 * k, cy - 6 * k)], "#8a6d3b", max(1, round(k)))
+        p.ellipse(cx + 6.5 * k, cy - 6.5 * k, 1.8 * k, 1.8 * k, "#ff8c00")
+
+
+def _item_of_code(code: str) -> int:
+    return 4 if code in ("W4", "WB") else COLOURS.index(code[0])
+
+
+def _card(p: _Painter, code: str, x: float, y: float, big: bool = False) -> None:
+    """A face-up card: its colour, its label top left (centred when big), its item icon."""
+    w, h = GEOMETRY["big_card" if big else "card"]
+    colour = "W" if code in ("W4", "WB") else code[0]
+    p.rect(x, y, w, h, 6 if big else 4, PALETTE[colour], PALETTE["card_edge"], 2 if big else 1)
+    ink = PALETTE["text"] if colour == "Y" else "#ffffff"
+    label = card_label(code)
+    item = _item_of_code(code)
+    if big:
+        p.ellipse(x + w / 2, y + 42, 27, 31, "#ffffff" if colour != "W" else "#3a3a3a")
+        p.text(x + w / 2, y + 42, label, 30, PALETTE[colour] if colour != "W" else "#ffffff",
+               "mm", bold=True)
+        p.text(x + 5, y + 4, label, 12, ink, "la", bold=True)
+        _item_icon(p, item, x + w / 2, y + 86, 20)
+        p.text(x + w / 2, y + h + 6, NAMES[CODES.index(code)], 12, PALETTE["light_text"], "ma")
+    else:
+        p.text(x + 3, y + 3, label, 13, ink, "la", bold=True)
+        _item_icon(p, item, x + 9, y + h - 10, 14)
+
+
+def _back(p: _Painter, x: float, y: float) -> None:
+    w, h = GEOMETRY["card"]
+    p.rect(x, y, w, h, 4, PALETTE["back"], PALETTE["card_edge"], 1)
+    p.ellipse(x + w / 2, y + h / 2, w / 2 - 5, h / 2 - 9, PALETTE["back_mark"])
+
+
+def _seat_panel(p: _Painter, t: dict[str, Any], seat: int, cx: int, cy: int) -> None:
+    pw, ph = GEOMETRY["panel"]
+    x, y = cx - pw // 2, cy - ph // 2
+    deciding = seat == t["current_player"]
+    edge, width = (PALETTE["decider"], 4) if deciding else (PALETTE["panel_edge"], 1)
+    if seat == t["viewer"]:
+        edge, width = (PALETTE["decider"], 4) if deciding else (PALETTE["viewer"], 3)
+    p.rect(x, y, pw, ph, 10, PALETTE["panel"], edge, width)
+    name = _cut(t["names"][seat], GEOMETRY["name_chars"])
+    p.text(x + 10, y + 8, name, 14, PALETTE["text"], "la")
+    size = t["hand_sizes"][seat]
+    p.text(x + pw - 10, y + 8, f"{size} card{'s' if size != 1 else ''}", 13, PALETTE["text"],
+           "ra")
+    tags = []
+    if t["uno_called"][seat]:
+        tags.append(("UNO!", PALETTE["uno"]))
+    if deciding:
+        tags.append((t["phase"], "#b07800"))
+    if seat == t["viewer"]:
+        tags.append(("you", PALETTE["viewer"]))
+    tx = x + 10
+    for label, colour in tags:
+        tw = _font(11).getlength(label) + 12
+        p.rect(tx, y + 25, tw, 15, 7, colour)
+        p.text(tx + tw / 2, y + 32, label, 11, "#ffffff", "mm")
+        tx += tw + 5
+    p.text(x + pw - 10, y + 26, f"score {t['scores'][seat]}", 11, PALETTE["muted"], "ra")
+    hand = t["hands"][seat]
+    slots, more = hand_slots(size)
+    for i, (dx, dy) in enumerate(slots):
+        if hand is None:
+            _back(p, x + dx, y + dy)
+        else:
+            _card(p, hand[i], x + dx, y + dy)
+    if more:
+        dx, dy = slots[-1]
+        cw, ch = GEOMETRY["card"]
+        p.rect(x + dx, y + dy + ch - 16, cw, 16, 3, PALETTE["text"])
+        p.text(x + dx + cw / 2, y + dy + ch - 8, f"+{more}", 11, "#ffffff", "mm")
+
+
+def draw_table(t: dict[str, Any]) -> np.ndarray:
+    """Draws a table dict (:func:`table_data`) into a ``(HEIGHT, WIDTH, 3)`` ``uint8`` array.
+
+    Raises:
+        ImportError: Pillow is not installed (``pip install 'uno-mk-env[render]'``).
+    """
+    require_pillow()
+    p = _Painter()
+    g = GEOMETRY
+    cx, cy = g["centre"]
+    fx, fy = g["felt_radii"]
+    p.ellipse(cx, cy, fx, fy, PALETTE["felt"], PALETTE["felt_edge"], 8)
+    bottom = t["viewer"] if t["viewer"] is not None else 0
+    for seat, (sx, sy) in enumerate(seat_centres(t["players"], bottom)):
+        _seat_panel(p, t, seat, sx, sy)
+    x0, y0, x1, _ = g["centre_box"]
+    mid = (x0 + x1) / 2
+    light, limit = PALETTE["light_text"], g["max_chars"]
+    p.text(mid, y0 + 4, _cut(header_text(t), limit), 13, light, "ma")
+    p.text(mid, y0 + 22, _cut(status_text(t), limit), 16, "#ffffff", "ma", bold=True)
+    bw, bh = g["big_card"]
+    pile_y = y0 + 52
+    # draw pile
+    dx = x0 + 40
+    p.rect(dx, pile_y, bw, bh, 6, PALETTE["back"], PALETTE["card_edge"], 2)
+    p.ellipse(dx + bw / 2, pile_y + bh / 2, bw / 2 - 10, bh / 2 - 18, PALETTE["back_mark"])
+    p.text(dx + bw / 2, pile_y + bh / 2, str(t["draw_pile"]), 22, "#ffffff", "mm", bold=True)
+    p.text(dx + bw / 2, pile_y + bh + 6, "draw pile", 12, light, "ma")
+    # top card inside a ring of the active colour
+    tx = mid - bw / 2
+    colour = t["active_colour"]
+    p.rect(tx - 8, pile_y - 8, bw + 16, bh + 16, 10, PALETTE[colour], "#ffffff", 1)
+    _card(p, t["top_card"], tx, pile_y, big=True)
+    p.text(mid, pile_y + bh + 24, f"active colour: {COLOUR_NAMES[COLOURS.index(colour)]}", 12,
+           light, "ma")
+    # direction
+    ax, ay = x1 - 78, pile_y + bh / 2 - 6
+    line, head = _arrow_points(t["direction"] == 1, ax, ay, 30)
+    p.line(line, light, 4)
+    p.polygon(head, light)
+    p.text(ax, ay + 46, "clockwise" if t["direction"] == 1 else "counter-clockwise", 12,
+           light, "ma")
+    p.text(ax, ay + 62, f"discard pile {t['discard_pile']}", 11, light, "ma")
+    # last item
+    iy = pile_y + bh + 44
+    p.rect(x0 + 10, iy, x1 - x0 - 20, 52, 8, PALETTE["item_box"])
+    first, second = item_lines(t)
+    if t["item"] is not None:
+        _item_icon(p, ITEM_NAMES.index(t["item"]["item"]), x0 + 36, iy + 26, 36)
+    tx0 = x0 + 62 if t["item"] is not None else x0 + 24
+    p.text(tx0, iy + 9, _cut(first, limit - 6), 13, PALETTE["text"], "la")
+    p.text(tx0, iy + 29, _cut(second, limit - 6), 12, PALETTE["text"], "la")
+    if t["last"]:
+        p.text(mid, iy + 62, _cut("last: " + t["last"], limit + 8), 12, light, "ma")
+    return np.asarray(p.image, dtype=np.uint8).copy()
+
+
+def render_image(
+    game: Game,
+    seat: int | None = None,
+    names: Sequence[str] | None = None,
+    history: Iterable[tuple[int, int]] = (),
+) -> np.ndarray:
+    """:func:`draw_table` of :func:`table_data`; ``history`` is a
+    :class:`~uno_mk_env.render.RecentDecisions` (its latest decision's events give the
+    ``last`` line)."""
+    entries = list(history)
+    if names is None:
+        names = [f"player_{i}" for i in range(game.num_players)]
+    last = last_decision_text(game, entries[-1][1], seat, names) if len(entries) > 1 else ""
+    return draw_table(table_data(game, seat, names, last))
+
+
+# -------------------------------------------------------------------------------- window
+class Window:
+    """A pygame window showing images (``render_mode="human"``), opened on first use.
+
+    ``fps`` caps how often :meth:`show` returns (PettingZoo's ``metadata["render_fps"]``).
+
+    Raises:
+        ImportError: pygame is not installed (``pip install 'uno-mk-env[render]'``).
+    """
+
+    def __init__(self, title: str = "UNO Mario Kart", fps: float = 2) -> None:
+        try:
+            import pygame
+        except ImportError:
+            raise ImportError(
+                "render_mode='human' needs pygame: pip install 'uno-mk-env[render]'"
+            ) from None
+        self._pygame = pygame
+        self.title = title
+        self.fps = fps
+        self._screen: Any = None
+        self._clock: Any = None
+
+    def show(self, image: np.ndarray) -> None:
+        pygame = self._pygame
+        if self._screen is None:
+            pygame.display.init()
+            pygame.display.set_caption(self.title)
+            self._screen = pygame.display.set_mode((image.shape[1], image.shape[0]))
+            self._clock = pygame.time.Clock()
+        surface = pygame.surfarray.make_surface(np.ascontiguousarray(image.swapaxes(0, 1)))
+        self._screen.blit(surface, (0, 0))
+        pygame.event.pump()
+        pygame.display.flip()
+        if self.fps:
+            self._clock.tick(self.fps)
+
+    @property
+    def is_open(self) -> bool:
+        return self._screen is not None
+
+    def close(self) -> None:
+        if self._screen is not None:
+            self._pygame.display.quit()
+            self._screen = None
+
