@@ -1,4 +1,4 @@
-"""``ppo``: a MaskablePPO policy (sb3-contrib) trained by ``training/train_ppo.py``.
+"""``ppo``: a MaskablePPO policy (sb3-contrib) trained by :mod:`uno_mk_env.training.train_ppo`.
 
 Registered as ``ppo`` with the spec ``ppo:PATH``, where ``PATH`` is a stable-baselines3 ``.zip``
 (``model.save``; the suffix may be left out, as SB3 allows) or this project's policy ``.npz``
@@ -22,7 +22,7 @@ legal action (``deterministic=True``, the default) or a sample from the masked p
 actor's forward pass runs in numpy (~20x faster per decision than ``model.predict``, whose torch
 call overhead dominates a batch of one); a test checks it against ``model.predict``. Sampling
 (``deterministic=False``) draws from the agent's own ``numpy`` generator, so it is reproducible
-from the agent's seed (DESIGN.md §6), not from torch's global one.
+from the agent's seed (docs/api.md#randomness), not from torch's global one.
 
 A checkpoint trained with an asymmetric critic (``train_ppo.py --critic-state``, policy
 ``AsymmetricActorCriticPolicy``) has observation + state as its input, but its actor reads only
@@ -50,8 +50,6 @@ from uno_mk_env.observation import OBS_PIECES, OBS_SIZE, STATE_PIECES, STATE_SIZ
 
 from .base import Agent, register
 
-# ``ScaledObservationExtractor`` and ``AsymmetricActorCriticPolicy`` are public too, created on
-# first access (see ``__getattr__``).
 __all__ = [
     "MAX_ENTRY_BYTES", "OBS_SCALE", "PIECE_SCALE", "POLICY_FORMAT", "POLICY_FORMAT_VERSION",
     "PPOAgent", "PRIVILEGED_SIZE", "STATE_PIECE_SCALE", "STATE_SCALE", "ModelFileError",
@@ -87,88 +85,17 @@ STATE_SCALE = _scale(STATE_PIECES, STATE_PIECE_SCALE)
 PRIVILEGED_SIZE = OBS_SIZE + STATE_SIZE
 
 
-def _make_extractor_class() -> type:
-    import torch
-    from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
-
-    class ScaledObservationExtractor(BaseFeaturesExtractor):
-        """SB3 features extractor: the observation times a fixed per-entry scale
-        (:data:`OBS_SCALE`, stored in the model as the buffer ``scale``); for the input of an
-        asymmetric policy (observation + state, :data:`PRIVILEGED_SIZE`) the state's entries
-        are scaled by :data:`STATE_SCALE`."""
-
-        def __init__(self, observation_space: Any) -> None:
-            size = int(np.prod(observation_space.shape))
-            scales = {OBS_SIZE: OBS_SCALE, PRIVILEGED_SIZE: np.concatenate([OBS_SCALE,
-                                                                         STATE_SCALE])}
-            if size not in scales:
-                raise ValueError(f"observations of size {size}: expected {OBS_SIZE} (the "
-                                 f"observation) or {PRIVILEGED_SIZE} (observation + state)")
-            super().__init__(observation_space, size)
-            self.register_buffer("scale", torch.as_tensor(scales[size]))
-
-        def forward(self, observations: torch.Tensor) -> torch.Tensor:
-            return torch.flatten(observations, 1) * self.scale
-
-    ScaledObservationExtractor.__module__ = __name__
-    return ScaledObservationExtractor
-
-
-def _make_asymmetric_policy_class() -> type:
-    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
-    from stable_baselines3.common.torch_layers import MlpExtractor
-
-    class _ActorSlicesExtractor(MlpExtractor):
-        """SB3's ``MlpExtractor`` whose policy network reads only the first ``actor_size``
-        features (the observation); the value network reads all of them."""
-
-        def __init__(self, feature_dim: int, actor_size: int, net_arch: Any,
-                     activation_fn: Any, device: Any) -> None:
-            super().__init__(feature_dim, net_arch, activation_fn, device)
-            self.actor_size = actor_size
-            self.policy_net = MlpExtractor(actor_size, net_arch, activation_fn, device).policy_net
-
-        def forward_actor(self, features: Any) -> Any:
-            return self.policy_net(features[..., :self.actor_size])
-
-    class AsymmetricActorCriticPolicy(MaskableActorCriticPolicy):
-        """Asymmetric actor-critic (a centralised, perfect-information critic): the input is
-        the observation followed by :func:`~uno_mk_env.observation.encode_state`; the actor
-        sees only the first ``actor_size`` entries (the observation), the critic all of them.
-        The critic is used only in training, so the trained actor still acts on what its seat
-        may know (the ``ppo`` agent gives it the observation alone)."""
-
-        def __init__(self, *args: Any, actor_size: int = OBS_SIZE, **kwargs: Any) -> None:
-            self.actor_size = actor_size
-            super().__init__(*args, **kwargs)
-
-        def _build_mlp_extractor(self) -> None:
-            self.mlp_extractor = _ActorSlicesExtractor(
-                self.features_dim, self.actor_size, self.net_arch, self.activation_fn,
-                self.device,
-            )
-
-        def _get_constructor_parameters(self) -> dict[str, Any]:
-            return {**super()._get_constructor_parameters(), "actor_size": self.actor_size}
-
-    AsymmetricActorCriticPolicy.__module__ = __name__
-    return AsymmetricActorCriticPolicy
-
-
-_LAZY = {
-    "ScaledObservationExtractor": _make_extractor_class,
-    "AsymmetricActorCriticPolicy": _make_asymmetric_policy_class,
-}
+#: Names of the torch classes of training (:mod:`uno_mk_env.training.policies`) that stay
+#: reachable here, for code and pickles of package 0.4.0 that named them in this module.
+_MOVED_TO_TRAINING = ("ScaledObservationExtractor", "AsymmetricActorCriticPolicy")
 
 
 def __getattr__(name: str) -> Any:
-    # These subclass torch modules: they are created on first use (training, or unpickling a
-    # model, which looks them up here by name) so that importing this module does not import
-    # torch.
-    if name in _LAZY:
-        cls = _LAZY[name]()
-        globals()[name] = cls
-        return cls
+    # Imported on first access only, so that importing this module does not import torch.
+    if name in _MOVED_TO_TRAINING:
+        from uno_mk_env.training import policies
+
+        return getattr(policies, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -202,8 +129,10 @@ POLICY_FORMAT = "uno-mk-policy"
 POLICY_FORMAT_VERSION = 1
 #: Largest archive entry read (a zip bomb stops here); the shipped policies are ~1 MB.
 MAX_ENTRY_BYTES = 256 * 2**20
-#: This module's names in checkpoints: before package 0.4.0 it was the top-level ``agents.ppo``.
-_OWN_MODULES = (__name__, "agents.ppo")
+#: The modules that hold the project's policy classes in checkpoints: the training module
+#: :mod:`uno_mk_env.training.policies` (since the classes moved there), this module (package
+#: 0.4.0) and the top-level ``agents.ppo`` (before 0.4.0).
+_OWN_MODULES = ("uno_mk_env.training.policies", __name__, "agents.ppo")
 _SB3_POLICY_MODULES = ("sb3_contrib.common.maskable.policies", *_OWN_MODULES)
 #: policy_kwargs that do not change the actor's forward pass on a flat observation vector.
 _INERT_KWARGS = {"ortho_init", "optimizer_class", "optimizer_kwargs", "share_features_extractor",
@@ -450,7 +379,7 @@ def _sb3_actor(path: Path, archive: zipfile.ZipFile) -> tuple[_NumpyActor, dict[
             tuple(m + "." for m in _OWN_MODULES))
         if not scaled and cls != "stable_baselines3.common.torch_layers.FlattenExtractor":
             raise ModelFileError(f"{path}: features extractor {cls} is not supported (supported: "
-                                 f"{__name__}.ScaledObservationExtractor, FlattenExtractor)")
+                                 f"{_OWN_MODULES[0]}.ScaledObservationExtractor, FlattenExtractor)")
     if kwargs.pop("features_extractor_kwargs", None):
         raise ModelFileError(f"{path}: features_extractor_kwargs are not supported")
     net_arch = kwargs.pop("net_arch", None)

@@ -19,14 +19,9 @@ from uno_mk_env.agents.ppo import OBS_SCALE, PPOAgent, resolve_model_path  # noq
 from uno_mk_env.evaluation.tournament import AgentSpecError, build_agent, run_tournament  # noqa: E402
 from uno_mk_env.gym_env import UnoMarioKartGymEnv  # noqa: E402
 from uno_mk_env.observation import OBS_SIZE  # noqa: E402
-from uno_mk_env.training.train_ppo import (  # noqa: E402
-    Args,
-    OpponentPool,
-    TrainingError,
-    parse_args,
-    read_eval_csv,
-    train,
-)
+from uno_mk_env.training.curves import read_eval_csv  # noqa: E402
+from uno_mk_env.training.opponents import OpponentPool  # noqa: E402
+from uno_mk_env.training.train_ppo import Args, TrainingError, parse_args, train  # noqa: E402
 from uno_mk_env.training.train_ppo import main as train_main  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]

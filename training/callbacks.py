@@ -1,0 +1,163 @@
+"""What happens between PPO updates: periodic evaluation (TensorBoard, ``eval.csv``,
+``curve.png``), checkpoints, the ``best.zip`` selection and self-play snapshots.
+
+Everything runs at the start of a rollout, when the weights are exactly those trained on every
+step counted so far (stable-baselines3 calls step callbacks during a rollout, *before* the
+update on it), so a row at ``timesteps=X``, ``checkpoints/ppo_X_steps.zip`` and
+``snapshots/snapshot_X.zip`` all hold the policy after X training steps. :meth:`EvalAndSelfPlay.
+finish` does the same once more after the last update.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from stable_baselines3.common.callbacks import BaseCallback
+
+from uno_mk_env.seeding import derive_seed
+
+from .args import specs
+from .curves import evaluate, plot_curve, selection_score, write_eval_csv
+
+
+def eval_tables(args: Any) -> list[int]:
+    """Table sizes of the periodic evaluation (``--eval-players``, else ``--num-players``)."""
+    from .args import ints
+
+    return ints(args.eval_players) or [args.num_players]
+
+
+class EvalAndSelfPlay(BaseCallback):
+    """Periodic evaluation, checkpoints, ``best.zip`` and self-play snapshots on the learner's
+    step count (see the module docstring).
+
+    ``best.zip`` is the checkpoint with the best :func:`~uno_mk_env.training.curves.
+    selection_score` against the last ``--eval-opponents`` agent among the evaluations made
+    *after* training started (the evaluation at the start step is the curve's origin, never a
+    candidate); a run that made none has no ``best.zip`` (``best`` is ``None``).
+
+    Args:
+        args: the run's :class:`~uno_mk_env.training.train_ppo.Args`.
+        run_dir: the run directory.
+        eval_rows: the curve so far (rows of a resumed run's past included); appended to.
+        vec_env: the vectorised training env (for ``add_snapshot``).
+        start_time: ``time.time()`` at the start of training (``wall_s`` of the rows, and the
+            ``--max-minutes`` safety net).
+    """
+
+    def __init__(self, args: Any, run_dir: Path, eval_rows: list[dict[str, Any]], vec_env: Any,
+                 start_time: float) -> None:
+        super().__init__()
+        self.args = args
+        self.run_dir = run_dir
+        self.eval_rows = eval_rows
+        self.vec_env = vec_env
+        self.start_time = start_time
+        self.start_steps = 0
+        self.next_eval = 0
+        self.next_snapshot = 0
+        self.next_checkpoint = 0
+        self.snapshot_score = -1.0
+        self.latest_score = -1.0
+        self.best: dict[str, Any] | None = None
+        self.n_snapshots = 0
+        self.timed_out = False
+
+    # ------------------------------------------------------------------ SB3 hooks
+    def _on_training_start(self) -> None:
+        a = self.args
+        now = self.start_steps = self.model.num_timesteps
+        self.next_eval = now + a.eval_every if a.eval_every > 0 else 0
+        self.next_snapshot = now + a.snapshot_every if a.snapshot_every > 0 else 0
+        self.next_checkpoint = now + a.checkpoint_every if a.checkpoint_every > 0 else 0
+        if not any(r["timesteps"] == now for r in self.eval_rows):
+            self.evaluate(a.eval_games)
+
+    def _on_rollout_start(self) -> None:
+        self.periodic()
+
+    def _on_step(self) -> bool:
+        minutes = self.args.max_minutes
+        if minutes > 0 and time.time() - self.start_time > 60 * minutes:
+            self.timed_out = True
+            return False
+        return True
+
+    # ------------------------------------------------------------------ work
+    def periodic(self) -> None:
+        """What is due at the current step count: evaluation, checkpoint, snapshot."""
+        a, now = self.args, self.model.num_timesteps
+        if now <= self.start_steps:
+            return
+        if a.eval_every > 0 and now >= self.next_eval:
+            while self.next_eval <= now:
+                self.next_eval += a.eval_every
+            self.evaluate(a.eval_games)
+        if a.checkpoint_every > 0 and now >= self.next_checkpoint:
+            while self.next_checkpoint <= now:
+                self.next_checkpoint += a.checkpoint_every
+            self.model.save(self.run_dir / "checkpoints" / f"ppo_{now}_steps.zip")
+        if a.snapshot_every > 0 and now >= self.next_snapshot:
+            while self.next_snapshot <= now:
+                self.next_snapshot += a.snapshot_every
+            self.snapshot()
+
+    def finish(self) -> None:
+        """After the last update: what is due at the final step count (:meth:`periodic`)."""
+        self.periodic()
+
+    def evaluate(self, games: int, tag: str = "eval") -> list[dict[str, Any]]:
+        """Evaluates the current policy against every ``--eval-opponents`` agent at every
+        evaluation table size; the same deals at every evaluation of a run (common random
+        numbers: differences between points of the curve are about the policy, not the
+        cards); ``tag="final_eval"`` uses other deals."""
+        a, now = self.args, self.model.num_timesteps
+        path = self.run_dir / "eval_model.zip"
+        self.model.save(path)
+        rows = []
+        final = int(tag == "final_eval")
+        for i, opponent in enumerate(specs(a.eval_opponents)):
+            for n in eval_tables(a):
+                key = (1000, i, final) + (() if n == a.num_players else (n,))
+                r = evaluate(str(path), opponent, n, games, seed=derive_seed(a.seed, *key))
+                r.update(timesteps=now, kind=tag, wall_s=round(time.time() - self.start_time, 1))
+                del r["result"]
+                rows.append(r)
+                name = opponent.replace(":", "_") + (f"_{n}p" if n != a.num_players else "")
+                self.logger.record(f"{tag}/win_rate_vs_{name}", r["win_rate"])
+                self.logger.record(f"{tag}/win_ci_low_vs_{name}", r["ci_low"])
+                self.logger.record(f"{tag}/win_ci_high_vs_{name}", r["ci_high"])
+        self.logger.dump(now)
+        self.eval_rows.extend(rows)
+        write_eval_csv(self.eval_rows, self.run_dir / "eval.csv")
+        plot_curve(self.eval_rows, a.num_players, self.run_dir / "curve.png", self.run_dir.name)
+        self.latest_score = selection_score(rows, specs(a.eval_opponents)[-1])
+        if tag == "eval" and now > self.start_steps and (
+            self.best is None or self.latest_score > self.best["score"]
+        ):
+            shutil.copyfile(path, self.run_dir / "best.zip")
+            self.best = {"timesteps": now, "score": self.latest_score,
+                         "opponent": specs(a.eval_opponents)[-1], "players": eval_tables(a)}
+        return rows
+
+    def snapshot(self) -> None:
+        """Adds the current policy to the self-play league, if it evaluated at least as well as
+        the previous snapshot (so the league only ever gets stronger)."""
+        if self.args.eval_every > 0 and self.latest_score < self.snapshot_score:
+            return
+        self.snapshot_score = self.latest_score
+        path = self.run_dir / "snapshots" / f"snapshot_{self.model.num_timesteps}.zip"
+        path.parent.mkdir(exist_ok=True)
+        self.model.save(path)
+        self.add(str(path))
+
+    def add(self, path: str) -> None:
+        """Adds the model file ``path`` to every env's league."""
+        self.n_snapshots += 1
+        sizes = self.vec_env.env_method("add_snapshot", path,
+                                        derive_seed(self.args.seed, 2000, self.n_snapshots))
+        if getattr(self, "model", None) is not None:  # not yet set when resuming
+            self.logger.record("self_play/snapshots", sizes[0])

@@ -1,0 +1,126 @@
+"""Evaluation curves of a training run: measuring a policy (a duplicate-deal tournament), the
+rows of ``eval.csv`` (one per evaluation, opponent and table size), reading and writing them,
+and the PNG plot.
+
+A row: ``timesteps`` (learner steps when evaluated), ``kind`` (``eval``: periodic;
+``final_eval``: the end of the run, on other deals; ``shipped_eval``: the evaluation of a
+shipped model, :mod:`uno_mk_env.training.export_model`), ``opponent`` (an agent spec),
+``players`` (the table size: one learner and ``players - 1`` copies of the opponent),
+``games``, ``wins``, ``win_rate``, ``ci_low``/``ci_high`` (95 % Wilson interval), ``wall_s``
+(seconds since the run started). Files written before ``players`` existed read with the run's
+table size.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+#: Columns of ``eval.csv`` and of a shipped model's ``<name>_curve.csv``.
+EVAL_COLUMNS = ["timesteps", "kind", "opponent", "players", "games", "wins", "win_rate",
+                "ci_low", "ci_high", "wall_s"]
+
+
+def evaluate(
+    model_path: str, opponent: str, num_players: int, games: int, seed: int, workers: int = 1,
+    rules: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Win rate of ``ppo:model_path`` against ``opponent`` (one learner and ``num_players - 1``
+    copies of it), duplicate deals with rotated seats
+    (:func:`uno_mk_env.evaluation.tournament.run_tournament`).
+
+    Returns:
+        ``opponent``, ``players``, ``games``, ``wins``, ``win_rate``, ``ci_low``, ``ci_high``,
+        ``mean_reward``, ``mean_place``, ``opponent_mean_places`` (of each copy),
+        ``ahead_of_each`` (the share of games the learner placed ahead of each copy, ties
+        counting half) and the tournament ``result``.
+    """
+    from uno_mk_env.evaluation.tournament import run_tournament
+
+    specs = [f"ppo:{model_path}"] + [opponent] * (num_players - 1)
+    result = run_tournament(specs, num_players, games=games, seed=seed, workers=workers,
+                            rules=rules)
+    board = {r["agent"]: r for r in result.leaderboard()}
+    labels = result.entrants  # the learner first, then the copies ("strategic#2", ...)
+    row = board[labels[0]]
+    h2h = result.head_to_head()["score"]
+    return {
+        "opponent": opponent, "players": num_players, "games": row["games"],
+        "wins": row["wins"], "win_rate": row["win_rate"], "ci_low": row["win_ci_low"],
+        "ci_high": row["win_ci_high"], "mean_reward": row["mean_reward"],
+        "mean_place": row["mean_place"],
+        "opponent_mean_places": [board[x]["mean_place"] for x in labels[1:]],
+        "ahead_of_each": [h2h[0][j] for j in range(1, len(labels))],
+        "result": result,
+    }
+
+
+def write_eval_csv(rows: Sequence[dict[str, Any]], path: Path) -> None:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=EVAL_COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def read_eval_csv(path: Path, num_players: int | None = None) -> list[dict[str, Any]]:
+    """The rows of ``path``, typed; ``num_players`` fills ``players`` in files written before
+    that column existed."""
+    with path.open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        r.setdefault("kind", "eval")
+        if not r.get("players"):
+            r["players"] = num_players
+        for key in ("timesteps", "games", "wins", "players"):
+            if r[key] is not None:
+                r[key] = int(r[key])
+        for key in ("win_rate", "ci_low", "ci_high", "wall_s"):
+            r[key] = float(r[key])
+    return rows
+
+
+def selection_score(rows: Sequence[dict[str, Any]], opponent: str) -> float:
+    """How a checkpoint's evaluation ranks it: the mean over table sizes of its win rate
+    against ``opponent`` times the table size (1.0 is a fair share at every size)."""
+    mine = [r for r in rows if r["opponent"] == opponent]
+    return sum(r["win_rate"] * r["players"] for r in mine) / max(len(mine), 1)
+
+
+def plot_curve(rows: Sequence[dict[str, Any]], num_players: int, path: Path, title: str) -> None:
+    """Eval win rate (95 % CI band) per opponent and table size over training steps, with the
+    fair share of each table size, as a PNG; final evaluations are stars."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 4), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    keys = list(dict.fromkeys((r["opponent"], r.get("players") or num_players) for r in rows))
+    sizes = sorted({n for _, n in keys} or {num_players})
+    for opponent, n in keys:
+        mine = [r for r in rows if r["opponent"] == opponent
+                and (r.get("players") or num_players) == n]
+        name = f"vs {opponent}" + (f", {n}p" if len(sizes) > 1 else "")
+        pts = sorted((r for r in mine if r.get("kind", "eval") == "eval"),
+                     key=lambda r: r["timesteps"])
+        x = [r["timesteps"] for r in pts]
+        line, = ax.plot(x, [r["win_rate"] for r in pts], marker="o", ms=3, label=name)
+        ax.fill_between(x, [r["ci_low"] for r in pts], [r["ci_high"] for r in pts],
+                        color=line.get_color(), alpha=0.2)
+        for r in mine:
+            if r.get("kind", "eval") != "eval":
+                ax.errorbar([r["timesteps"]], [r["win_rate"]], fmt="*", ms=10,
+                            color=line.get_color(),
+                            yerr=[[r["win_rate"] - r["ci_low"]], [r["ci_high"] - r["win_rate"]]],
+                            label=f"{r['kind'].replace('_', ' ')} {name} ({r['games']} games)")
+    for n in sizes:
+        ax.axhline(1 / n, color="grey", ls="--", lw=1, label=f"fair share 1/{n}")
+    ax.set_xlabel("training steps (learner decisions)")
+    ax.set_ylabel("learner win rate (95% Wilson CI)")
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper right", fontsize="small")
+    ax.set_title(title, fontsize="medium")
+    fig.savefig(path, dpi=100)

@@ -1,0 +1,173 @@
+"""The learner's environment in training: :class:`TrainingEnv` draws the table of every episode
+(player count and rules preset, each with a weight) and plays it with the Gymnasium wrapper
+:class:`uno_mk_env.gym_env.UnoMarioKartGymEnv`, one :class:`~uno_mk_env.training.opponents.
+OpponentPool` per opponent seat and one :class:`~uno_mk_env.training.opponents.SnapshotLeague`
+shared by all of them. The observation is the same 437 floats at every table size and preset,
+so one policy learns them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+
+from uno_mk_env.gym_env import UnoMarioKartGymEnv
+from uno_mk_env.observation import encode_state, observation_high, state_high
+from uno_mk_env.rules import PRESETS, Rules
+from uno_mk_env.seeding import derive_seed
+
+from .opponents import OpponentPool, SnapshotLeague
+
+__all__ = ["TrainingEnv"]
+
+
+class TrainingEnv(gymnasium.Env):
+    """One learning seat (drawn every episode) at a table drawn every episode.
+
+    Args:
+        tables: ``(num_players, preset)`` pairs (``preset`` a key of
+            :data:`uno_mk_env.rules.PRESETS`); drawn with ``weights`` at every reset from the
+            env's own generator.
+        weights: one per table, summing to 1.
+        make_pools: ``(num_players, table_index) -> num_players - 1`` opponent policies; called
+            once per table, on its first episode.
+        league: the snapshots of the learner the pools draw from (see :meth:`add_snapshot`).
+        reward, max_steps: as :class:`~uno_mk_env.gym_env.UnoMarioKartGymEnv`.
+        critic_state: append the game's perfect-information
+            :func:`~uno_mk_env.observation.encode_state` to the observation (the input of an
+            asymmetric actor-critic, whose actor reads only the observation part).
+
+    ``game``, ``seat`` and ``action_masks()`` are those of the current table.
+    """
+
+    metadata: dict[str, Any] = {"render_modes": []}
+
+    def __init__(
+        self,
+        tables: Sequence[tuple[int, str]],
+        weights: Sequence[float],
+        make_pools: Callable[[int, int], list[Any]],
+        league: SnapshotLeague,
+        reward: str = "win",
+        max_steps: int | None = 2000,
+        critic_state: bool = False,
+    ) -> None:
+        self.tables = list(tables)
+        self.weights = np.asarray(weights, dtype=float)
+        self.make_pools = make_pools
+        self.league = league
+        self.reward = reward
+        self.max_steps = max_steps
+        self.critic_state = critic_state
+        self.rules = [Rules(num_players=n, **PRESETS[p]) for n, p in self.tables]
+        high = np.max([observation_high(r) for r in self.rules], axis=0)
+        if critic_state:
+            high = np.concatenate([high, np.max([state_high(r) for r in self.rules], axis=0)])
+        self.observation_space = gymnasium.spaces.Box(0.0, high, high.shape, np.float32)
+        self.action_space = gymnasium.spaces.Discrete(73)
+        self._envs: dict[int, UnoMarioKartGymEnv] = {}
+        self._seeded: set[int] = set()
+        self._current: UnoMarioKartGymEnv | None = None
+
+    # ------------------------------------------------------------------ current table
+    @property
+    def env(self) -> UnoMarioKartGymEnv:
+        if self._current is None:
+            raise RuntimeError("reset() needs to be called first")
+        return self._current
+
+    @property
+    def game(self) -> Any:
+        return self.env.game
+
+    @property
+    def seat(self) -> int:
+        return self.env.seat
+
+    def action_masks(self) -> np.ndarray:
+        return self.env.action_masks()
+
+    def add_snapshot(self, path: str, seed: int) -> int:
+        """Adds a frozen snapshot of the learner to the league; returns the league's size."""
+        return self.league.add(path, seed)
+
+    # ------------------------------------------------------------------ gymnasium API
+    def _table(self, index: int) -> UnoMarioKartGymEnv:
+        if index not in self._envs:
+            n, preset = self.tables[index]
+            self._envs[index] = UnoMarioKartGymEnv(
+                num_players=n, opponents=self.make_pools(n, index), reward=self.reward,
+                max_steps=self.max_steps, **PRESETS[preset],
+            )
+        return self._envs[index]
+
+    def _observation(self, obs: np.ndarray) -> np.ndarray:
+        if self.critic_state:
+            return np.concatenate([obs, encode_state(self.env.game)])
+        return obs
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        if seed is not None:
+            self._seeded.clear()  # every table re-seeds from this seed on its next episode
+        index = 0 if len(self.tables) == 1 else int(
+            self.np_random.choice(len(self.tables), p=self.weights))
+        self._current = self._table(index)
+        inner_seed = None
+        if index not in self._seeded:
+            self._seeded.add(index)
+            inner_seed = int(self.np_random.integers(2**63))
+        obs, info = self._current.reset(seed=inner_seed)
+        return self._observation(obs), info
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return self._observation(obs), reward, terminated, truncated, info
+
+
+def make_training_env(args: Any, rank: int) -> TrainingEnv:
+    """The training env of worker ``rank`` for the arguments of
+    :class:`uno_mk_env.training.train_ppo.Args`: tables from ``--table-sizes`` (else
+    ``--num-players``) crossed with ``--rule-presets`` (else the default rules), opponents from
+    ``--opponents``/``--opponent-weights``, self-play from ``--self-play-prob``,
+    ``--max-snapshots`` and ``--snapshot-deterministic``, seeds derived from ``--seed``."""
+    from .args import specs, weighted
+
+    sizes, size_w = table_sizes(args)
+    presets, preset_w = weighted(args.rule_presets or "default", "--rule-presets",
+                                 allowed=list(PRESETS))
+    tables = [(n, p) for n in sizes for p in presets]
+    weights = [a * b for a in size_w for b in preset_w]
+    opponents = specs(args.opponents)
+    opponent_weights = [float(x) for x in args.opponent_weights.split(",") if x.strip()]
+    league = SnapshotLeague(args.max_snapshots, args.snapshot_deterministic)
+
+    def make_pools(n: int, index: int) -> list[Any]:
+        # Table 0's pools keep the seeds of a single-table run (derive_seed(seed, rank, seat)).
+        key = () if index == 0 else (index,)
+        return [OpponentPool(opponents, opponent_weights, args.self_play_prob, league,
+                             derive_seed(args.seed, rank, seat, *key))
+                for seat in range(n - 1)]
+
+    return TrainingEnv(tables, weights, make_pools, league, reward=args.reward,
+                       max_steps=args.max_steps, critic_state=args.critic_state)
+
+
+def table_sizes(args: Any) -> tuple[list[int], list[float]]:
+    """The player counts of ``--table-sizes`` with their weights (``--num-players`` alone when
+    empty).
+
+    Raises:
+        TrainingError: a count outside 2-10 or a bad weight.
+    """
+    from uno_mk_env.rules import MAX_PLAYERS, MIN_PLAYERS
+
+    from .args import weighted
+
+    allowed = list(range(MIN_PLAYERS, MAX_PLAYERS + 1))
+    return weighted(args.table_sizes or str(args.num_players), "--table-sizes", allowed, int)

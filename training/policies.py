@@ -1,0 +1,129 @@
+"""The torch parts of the trained policies: the input-scaling features extractor, the asymmetric
+(centralised-critic) actor-critic policy, and :func:`load_model`, stable-baselines3's loader
+for ``--resume`` and exports.
+
+Checkpoints name these classes by module and class name. Those written since this module exists
+name ``uno_mk_env.training.policies``; earlier ones name ``uno_mk_env.agents.ppo`` (package
+0.4.0) or the top-level ``agents.ppo`` (before 0.4.0), where these classes used to be made.
+:func:`load_model` accepts all three (see :func:`legacy_module_aliases`); the ``ppo`` agent's
+own loader (:func:`uno_mk_env.agents.ppo.load_policy`), which never unpickles, recognises the
+same three names.
+
+Importing this module imports torch, stable-baselines3 and sb3-contrib.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, MlpExtractor
+
+from uno_mk_env.agents.ppo import OBS_SCALE, PRIVILEGED_SIZE, STATE_SCALE
+from uno_mk_env.observation import OBS_SIZE
+
+__all__ = ["AsymmetricActorCriticPolicy", "ScaledObservationExtractor", "legacy_module_aliases",
+           "load_model"]
+
+
+class ScaledObservationExtractor(BaseFeaturesExtractor):
+    """SB3 features extractor: the observation times a fixed per-entry scale
+    (:data:`uno_mk_env.agents.ppo.OBS_SCALE`, stored in the model as the buffer ``scale``); for
+    the input of an asymmetric policy (observation + state, ``PRIVILEGED_SIZE``) the state's
+    entries are scaled by :data:`uno_mk_env.agents.ppo.STATE_SCALE`."""
+
+    def __init__(self, observation_space: Any) -> None:
+        size = int(np.prod(observation_space.shape))
+        scales = {OBS_SIZE: OBS_SCALE, PRIVILEGED_SIZE: np.concatenate([OBS_SCALE, STATE_SCALE])}
+        if size not in scales:
+            raise ValueError(f"observations of size {size}: expected {OBS_SIZE} (the "
+                             f"observation) or {PRIVILEGED_SIZE} (observation + state)")
+        super().__init__(observation_space, size)
+        self.register_buffer("scale", torch.as_tensor(scales[size]))
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        return torch.flatten(observations, 1) * self.scale
+
+
+class ActorSlicesExtractor(MlpExtractor):
+    """SB3's ``MlpExtractor`` whose policy network reads only the first ``actor_size`` features
+    (the observation); the value network reads all of them."""
+
+    def __init__(self, feature_dim: int, actor_size: int, net_arch: Any, activation_fn: Any,
+                 device: Any) -> None:
+        super().__init__(feature_dim, net_arch, activation_fn, device)
+        self.actor_size = actor_size
+        self.policy_net = MlpExtractor(actor_size, net_arch, activation_fn, device).policy_net
+
+    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
+        return self.policy_net(features[..., :self.actor_size])
+
+
+class AsymmetricActorCriticPolicy(MaskableActorCriticPolicy):
+    """Asymmetric actor-critic (a centralised, perfect-information critic): the input is the
+    observation followed by :func:`~uno_mk_env.observation.encode_state`; the actor sees only
+    the first ``actor_size`` entries (the observation), the critic all of them. The critic is
+    used only in training, so the trained actor still acts on what its seat may know (the
+    ``ppo`` agent gives it the observation alone)."""
+
+    def __init__(self, *args: Any, actor_size: int = OBS_SIZE, **kwargs: Any) -> None:
+        self.actor_size = actor_size
+        super().__init__(*args, **kwargs)
+
+    def _build_mlp_extractor(self) -> None:
+        self.mlp_extractor = ActorSlicesExtractor(
+            self.features_dim, self.actor_size, self.net_arch, self.activation_fn, self.device,
+        )
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        return {**super()._get_constructor_parameters(), "actor_size": self.actor_size}
+
+
+#: Module names under which checkpoints of earlier versions refer to the classes above.
+LEGACY_MODULES = ("agents", "agents.ppo")
+
+
+@contextlib.contextmanager
+def legacy_module_aliases() -> Iterator[None]:
+    """While inside, ``agents`` and ``agents.ppo`` (the top-level names of the package before
+    0.4.0) resolve to this module's classes, so that a checkpoint whose pickles refer to
+    ``agents.ppo.ScaledObservationExtractor`` unpickles. Names another package already holds
+    in ``sys.modules`` are left alone, and every alias is removed on exit."""
+    added = []
+    here = sys.modules[__name__]
+    for name in LEGACY_MODULES:
+        if name in sys.modules:
+            continue
+        alias = types.ModuleType(name, f"alias of {__name__} while loading a checkpoint")
+        if name == "agents":
+            alias.__path__ = []  # a package, so that "agents.ppo" can be imported from it
+        else:
+            alias.__dict__.update({k: getattr(here, k) for k in __all__ if k[0].isupper()})
+            alias.ActorSlicesExtractor = ActorSlicesExtractor  # type: ignore[attr-defined]
+        sys.modules[name] = alias
+        added.append(name)
+    try:
+        yield
+    finally:
+        for name in added:
+            sys.modules.pop(name, None)
+
+
+def load_model(path: str | Path, **kwargs: Any) -> Any:
+    """``MaskablePPO.load(path, device="cpu", **kwargs)`` with :func:`legacy_module_aliases`.
+
+    stable-baselines3's loader unpickles: use it only on files you trust (your own runs, the
+    shipped models). Playing a model never needs it (:class:`uno_mk_env.agents.ppo.PPOAgent`).
+    """
+    from sb3_contrib import MaskablePPO
+
+    kwargs.setdefault("device", "cpu")
+    with legacy_module_aliases():
+        return MaskablePPO.load(path, **kwargs)
