@@ -242,7 +242,6 @@ OUTSIDE = re.compile(r"\.\./shared|/work/shared|\b(?:RULES|DESIGN|STYLE)\.md|\bD
 PENDING_SWEEP = {
     "agents/ismcts.py", "tests/test_agents.py",
     "tests/test_tournament.py", "evaluation/tournament.py",
-    "uno_mk_env/env.py", "uno_mk_env/gym_env.py",
 }
 TEXT_FILES = [f for f in tracked_files() if f != THIS and read(f) is not None]
 

@@ -254,11 +254,14 @@ def env_summary() -> str:
 #: What each env argument means (docs/environment.md#arguments); defaults come from the code.
 ENV_ARGUMENT_DOCS: dict[str, str] = {
     "num_players": "players at the table; agents `player_0` … `player_{N-1}` in seat order",
-    "render_mode": "`render()` returns the table as text (`\"ansi\"`) or prints it after every "
-                   "step (`\"human\"`)",
+    "render_mode": "`render()` returns the table as text (`\"ansi\"`) or as an image "
+                   "(`\"rgb_array\"`, `uint8` 800×1280×3), or shows the image in a window after "
+                   "every step (`\"human\"`; the image modes need the `render` extra)",
     "reward": "`\"win\"`: +1 to the winner, −1/(N−1) to the others; `\"points\"`: round points "
               "/ 100 (see [Rewards](#rewards))",
     "max_steps": "decisions per episode before every agent is truncated (`None`: no limit)",
+    "render_seat": "whose view is rendered: `None` = the spectator's image (every hand face up) "
+                   "and the deciding seat's text; a seat = only what it may know",
     "illegal_reward": "`env()` only: the mover's reward when an illegal action ends the episode "
                       "(`raw_env` raises `IllegalActionError` instead)",
 }
@@ -277,6 +280,7 @@ def env_arguments() -> str:
         "render_mode": " / ".join(["`None`"] + [f'`"{m}"`' for m in RENDER_MODES]),
         "reward": " / ".join(f'`"{m}"`' for m in REWARD_MODES),
         "max_steps": "int ≥ 1 / `None`",
+        "render_seat": f"`None` / int 0–{high - 1}",
         "illegal_reward": "float",
     }
     names = [n for n, p in params.items()

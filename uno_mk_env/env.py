@@ -18,7 +18,13 @@ for an integer outside ``Discrete(73)``. An unknown agent name raises :class:`Un
 (a ``KeyError``) naming it and the valid ones.
 
 The hot path costs one engine step, one cached read-only ``int8`` mask and, in :meth:`observe`,
-one ``game.view(seat)`` through :func:`~uno_mk_env.observation.encode`.
+one ``game.view(seat)`` through :func:`~uno_mk_env.observation.encode`. With ``render_mode=None``
+(the default) nothing is rendered or recorded for rendering: each step tests the mode once.
+
+Render modes: ``"ansi"`` (``render()`` returns the table as text, :mod:`uno_mk_env.render`),
+``"rgb_array"`` (``render()`` returns a ``800 × 1280 × 3`` ``uint8`` image of the table,
+:mod:`uno_mk_env.render_image`) and ``"human"`` (that image in a pygame window, updated after
+every step). The two image modes need the ``render`` extra (Pillow, pygame).
 """
 
 from __future__ import annotations
@@ -50,10 +56,12 @@ from .rules import Rules
 
 __all__ = [
     "GuardedUnoMarioKartEnv", "IllegalActionWarning", "UnknownAgentError",
-    "UnoMarioKartEnv", "action_id", "check_env_options", "env", "raw_env",
+    "UnoMarioKartEnv", "action_id", "check_env_options", "check_render_seat", "env",
+    "image_renderer", "raw_env",
 ]
 
-RENDER_MODES = ("human", "ansi")
+RENDER_MODES = ("ansi", "rgb_array", "human")
+IMAGE_MODES = ("rgb_array", "human")
 DEFAULT_MAX_STEPS = 2000
 
 _ZERO_MASK = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
@@ -135,15 +143,50 @@ def check_env_options(reward: str, max_steps: int | None, render_mode: str | Non
         )
 
 
+def check_render_seat(render_seat: Any, num_players: int, extra: tuple[str, ...] = ()) -> None:
+    """Validates ``render_seat``: ``None`` (a spectator), a seat ``0 … num_players - 1`` or one
+    of ``extra`` (the Gymnasium wrapper's ``"learner"``).
+
+    Raises:
+        ValueError: naming the value and what is allowed.
+    """
+    if render_seat is None or render_seat in extra:
+        return
+    if (not isinstance(render_seat, int) or isinstance(render_seat, bool)
+            or not 0 <= render_seat < num_players):
+        allowed = ", ".join(["None", f"a seat 0-{num_players - 1}", *map(repr, extra)])
+        raise ValueError(f"render_seat={render_seat!r} is not allowed; allowed: {allowed}")
+
+
+def image_renderer(render_mode: str | None, fps: float) -> Any:
+    """The image window for ``"human"`` (``None`` for other modes), after checking that the
+    image modes' optional dependencies are installed.
+
+    Raises:
+        ImportError: Pillow (or pygame for ``"human"``) is missing; names the extra to install.
+    """
+    if render_mode not in IMAGE_MODES:
+        return None
+    from .render_image import Window, require_pillow
+
+    require_pillow(render_mode)
+    return Window(fps=fps) if render_mode == "human" else None
+
+
 class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
     """UNO Mario Kart as a PettingZoo AEC env (``raw_env``); spec: :mod:`.uno_mario_kart_v0`.
 
     Args:
         num_players: seats at the table (2-10); agents ``player_0 … player_{N-1}``.
-        render_mode: ``None``, ``"ansi"`` (``render()`` returns the table) or ``"human"`` (it is
-            printed after every step).
-        reward: ``"win"`` or ``"points"`` (DESIGN.md §7).
+        render_mode: ``None``, ``"ansi"`` (``render()`` returns the table as text),
+            ``"rgb_array"`` (``render()`` returns an image, ``uint8`` of shape
+            ``(800, 1280, 3)`` for every player count) or ``"human"`` (the image in a pygame
+            window, updated after every step). The image modes need the ``render`` extra.
+        reward: ``"win"`` or ``"points"`` (docs/api.md#rewards-and-episodes).
         max_steps: decisions per episode before every agent is truncated (``None``: no limit).
+        render_seat: whose view is rendered: ``None`` (default) draws the spectator's image,
+            every hand face up, and the text of the deciding seat's view (as before); a seat
+            draws only what that seat may know (other hands as card backs) in both.
         **rule_options: any option of :data:`uno_mk_env.rules.OPTIONS` (validated by
             :class:`~uno_mk_env.Rules`, which raises :class:`~uno_mk_env.RulesError`).
     """
@@ -152,7 +195,7 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
         "name": "uno_mario_kart_v0",
         "render_modes": list(RENDER_MODES),
         "is_parallelizable": False,
-        "render_fps": 1,
+        "render_fps": 2,
     }
     _illegal_reward: float | None = None  # None: raise the engine's IllegalActionError
 
@@ -162,12 +205,16 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
         render_mode: str | None = None,
         reward: str = "win",
         max_steps: int | None = DEFAULT_MAX_STEPS,
+        render_seat: int | None = None,
         **rule_options: Any,
     ) -> None:
         super().__init__()
         self.rules = Rules(num_players=num_players, **rule_options)
         check_env_options(reward, max_steps, render_mode)
+        check_render_seat(render_seat, self.rules.num_players)
         self.render_mode = render_mode
+        self.render_seat = render_seat
+        self._window = image_renderer(render_mode, self.metadata["render_fps"])
         self.reward_mode = reward
         self.max_steps = max_steps
         self._step_limit = max_steps if max_steps is not None else 2**63
@@ -206,7 +253,7 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
             raise self._unknown_agent(agent) from None
 
     def action_space(self, agent: str) -> gymnasium.spaces.Discrete:
-        """``Discrete(73)`` (DESIGN.md §3), the same object for every call."""
+        """``Discrete(73)`` (docs/api.md#actions-and-phases), the same object for every call."""
         try:
             return self.action_spaces[agent]
         except (KeyError, TypeError):
@@ -295,7 +342,8 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
         return mask
 
     def step(self, action: int | None) -> None:
-        """Applies the decider's action (an id of DESIGN.md §3); ``None`` for a finished agent.
+        """Applies the decider's action (docs/api.md#actions-and-phases); ``None`` for a finished
+        agent.
 
         Raises:
             TypeError: ``action`` is not an integer (a bool included), see :func:`action_id`.
@@ -413,9 +461,9 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
     # ------------------------------------------------------------------ observations
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": float32[OBS_SIZE], "action_mask": int8[73]}`` of ``agent``
-        (DESIGN.md §5). The mask is all zero unless ``agent`` decides now. It is a read-only
-        array shared with ``infos[agent]["action_mask"]`` (and with other steps that have the
-        same legal actions): ``mask.copy()`` before writing into it.
+        (docs/api.md#observation). The mask is all zero unless ``agent`` decides now. It is a
+        read-only array shared with ``infos[agent]["action_mask"]`` (and with other steps that
+        have the same legal actions): ``mask.copy()`` before writing into it.
 
         Raises:
             UnknownAgentError: (a ``KeyError``) ``agent`` is not one of ``possible_agents``.
@@ -442,27 +490,40 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
         return super().agent_iter(max_iter)
 
     # ------------------------------------------------------------------ render
-    def render(self) -> str | None:
-        """The table from ``agent_selection``'s seat: ``"ansi"`` returns it, ``"human"`` prints
-        it (and returns ``None``); without a render mode a warning is given."""
-        if self.render_mode is None:
+    def render(self) -> str | np.ndarray | None:
+        """The table: ``"ansi"`` returns it as text (from ``render_seat``, else from
+        ``agent_selection``'s seat), ``"rgb_array"`` as a ``(800, 1280, 3)`` ``uint8`` image
+        (``render_seat``'s view, else the spectator's), ``"human"`` shows that image in a window
+        and returns ``None``; without a render mode a warning is given."""
+        mode = self.render_mode
+        if mode is None:
             gymnasium.logger.warn(
-                "You are calling render() without a render mode; pass render_mode='ansi' or "
-                "'human' to uno_mario_kart_v0.env()"
+                "You are calling render() without a render mode; pass render_mode='ansi', "
+                "'rgb_array' or 'human' to uno_mario_kart_v0.env()"
             )
             return None
         game = self._require_game("render()")
-        seat = self._seat[self.agent_selection] if self.agents else max(game.current_player, 0)
-        text = R.render_game(
-            game, seat, self.possible_agents, self._history, step=self._steps, done=self._done
-        )
-        if self.render_mode == "human":
-            print(text)
+        seat = self.render_seat
+        if mode == "ansi":
+            if seat is None:
+                seat = (self._seat[self.agent_selection] if self.agents
+                        else max(game.current_player, 0))
+            return R.render_game(
+                game, seat, self.possible_agents, self._history, step=self._steps,
+                done=self._done,
+            )
+        from .render_image import render_image
+
+        image = render_image(game, seat, self.possible_agents, self._history)
+        if mode == "human":
+            self._window.show(image)
             return None
-        return text
+        return image
 
     def close(self) -> None:
-        """Nothing to release."""
+        """Closes the ``"human"`` window, if one is open."""
+        if self._window is not None:
+            self._window.close()
 
 
 class GuardedUnoMarioKartEnv(UnoMarioKartEnv):

@@ -7,20 +7,21 @@ Description
     between). Observation and reward of every transition are the learner's own.
 
 Action Space
-    ``Discrete(73)`` (DESIGN.md §3). :meth:`~UnoMarioKartGymEnv.action_masks` gives the legal ones
-    for sb3-contrib's ``MaskablePPO``; ``info["action_mask"]`` holds the same as ``int8``. Any
-    integer type is an id (numpy integers, 0-d arrays); anything else (a bool, a float, a string)
-    raises ``TypeError``, an integer outside 0-72 ``ValueError``, as in the AEC envs.
+    ``Discrete(73)`` (docs/api.md#actions-and-phases).
+    :meth:`~UnoMarioKartGymEnv.action_masks` gives the legal ones for sb3-contrib's
+    ``MaskablePPO``; ``info["action_mask"]`` holds the same as ``int8``. Any integer type is an id
+    (numpy integers, 0-d arrays); anything else (a bool, a float, a string) raises
+    ``TypeError``, an integer outside 0-72 ``ValueError``, as in the AEC envs.
 
 Observation Space
     ``Box(0, high, (437,), float32)`` (437 = ``OBS_SIZE``): :func:`uno_mk_env.observation.encode`
     of the learner's ``PlayerView`` (:func:`uno_mk_env.observation.layout_markdown`).
 
 Rewards
-    As the AEC env (``reward="win"`` or ``"points"``, DESIGN.md §7), for the learner's seat only,
-    summed over everything that happened since its previous decision (opponents' turns
-    included). An illegal action ends the episode with ``illegal_action_penalty`` (default −1)
-    and ``info["illegal_action"] = True``.
+    As the AEC env (``reward="win"`` or ``"points"``, docs/api.md#rewards-and-episodes), for the
+    learner's seat only, summed over everything that happened since its previous decision
+    (opponents' turns included). An illegal action ends the episode with
+    ``illegal_action_penalty`` (default −1) and ``info["illegal_action"] = True``.
 
 Episode End
     ``terminated`` when the game is over (or after an illegal action); ``truncated`` after
@@ -30,7 +31,7 @@ Episode End
 Arguments
     ``num_players`` (2-10, default 2), ``opponents`` (see below), ``learner_seat`` (``None``:
     drawn at random each episode, or a fixed seat), ``reward``, ``illegal_action_penalty``,
-    ``max_steps``, ``render_mode`` (``None``/``"ansi"``/``"human"``) and every rule option of
+    ``max_steps``, ``render_mode``, ``render_seat`` (see Rendering) and every rule option of
     :data:`uno_mk_env.rules.OPTIONS`.
 
     ``opponents`` is ``None`` (uniformly random legal actions from the env's own seeded
@@ -42,8 +43,18 @@ Arguments
     Agents are ``reset()`` at every episode, with a seed drawn from the env's generator when
     ``reset(seed=...)`` is given.
 
+Rendering
+    ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the table as text),
+    ``"rgb_array"`` (``render()`` returns an ``(800, 1280, 3)`` ``uint8`` image of the table) or
+    ``"human"`` (that image in a pygame window after every step); the image modes need the
+    ``render`` extra. ``render_seat``: ``None`` (default: the image is the spectator's, every hand
+    face up; the text is the learner's view), ``"learner"`` (the learner's view in both, whatever
+    its seat this episode) or a seat (that seat's view in both).
+
 Version History
-    v0: initial release.
+    v0: initial release. Unreleased (after package 0.4.0): ``render_mode="rgb_array"``;
+    ``"human"`` shows the image in a window instead of printing the text (use ``"ansi"`` for
+    text); ``render_seat``.
 """
 
 from __future__ import annotations
@@ -61,6 +72,8 @@ from .env import (
     RENDER_MODES,
     action_id,
     check_env_options,
+    check_render_seat,
+    image_renderer,
 )
 from .game import Game, IllegalActionError
 from .observation import OBS_SIZE, action_mask, encode, observation_high
@@ -75,7 +88,7 @@ Policy = Any  # an agent with .act(observation, action_mask, view) or a callable
 class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
     """One learning seat against ``opponents``; see the module docstring for the full spec."""
 
-    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": 1}
+    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": 2}
 
     def __init__(
         self,
@@ -86,11 +99,13 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         illegal_action_penalty: float = -1.0,
         max_steps: int | None = DEFAULT_MAX_STEPS,
         render_mode: str | None = None,
+        render_seat: int | str | None = None,
         **rule_options: Any,
     ) -> None:
         self.rules = Rules(num_players=num_players, **rule_options)
         n = self.rules.num_players
         check_env_options(reward, max_steps, render_mode)
+        check_render_seat(render_seat, n, extra=("learner",))
         if learner_seat is not None and (
             not isinstance(learner_seat, int) or not 0 <= learner_seat < n
         ):
@@ -101,6 +116,8 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.illegal_action_penalty = float(illegal_action_penalty)
         self.max_steps = max_steps
         self.render_mode = render_mode
+        self.render_seat = render_seat
+        self._window = image_renderer(render_mode, self.metadata["render_fps"])
         self.observation_space = gymnasium.spaces.Box(
             0.0, observation_high(self.rules), (OBS_SIZE,), np.float32
         )
@@ -216,24 +233,35 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
             mask[list(self._game.legal_action_ids())] = True
         return mask
 
-    def render(self) -> str | None:
-        """The table from the learner's seat: returned (``"ansi"``) or printed (``"human"``)."""
-        if self.render_mode is None:
+    def render(self) -> str | np.ndarray | None:
+        """The table (see Rendering in the module docstring): text (``"ansi"``, the learner's
+        view unless ``render_seat`` is a seat), an image (``"rgb_array"``) or the image in a
+        window (``"human"``, returns ``None``)."""
+        mode = self.render_mode
+        if mode is None:
             gymnasium.logger.warn(
-                "You are calling render() without a render mode; pass render_mode='ansi' or "
-                "'human' to UnoMarioKartGymEnv"
+                "You are calling render() without a render mode; pass render_mode='ansi', "
+                "'rgb_array' or 'human' to UnoMarioKartGymEnv"
             )
             return None
-        text = R.render_game(
-            self.game, self._seat, self._names, self._history, step=self._steps, done=self._over
-        )
-        if self.render_mode == "human":
-            print(text)
+        seat = self._seat if self.render_seat == "learner" else self.render_seat
+        if mode == "ansi":
+            return R.render_game(
+                self.game, self._seat if seat is None else seat, self._names, self._history,
+                step=self._steps, done=self._over,
+            )
+        from .render_image import render_image
+
+        image = render_image(self.game, seat, self._names, self._history)
+        if mode == "human":
+            self._window.show(image)
             return None
-        return text
+        return image
 
     def close(self) -> None:
-        """Nothing to release."""
+        """Closes the ``"human"`` window, if one is open."""
+        if self._window is not None:
+            self._window.close()
 
     # ------------------------------------------------------------------ internals
     def _info(self) -> dict[str, Any]:

@@ -60,14 +60,29 @@ Episode End
     raises the engine's ``IllegalActionError`` and changes nothing.
 
 Arguments
-    ``num_players`` (2-10, default 4), ``render_mode`` (``None``, ``"ansi"``, ``"human"``),
-    ``reward`` (``"win"``/``"points"``), ``max_steps`` (int ≥ 1 or ``None``), ``illegal_reward``
-    (``env()`` only, default −1.0) and every rule option of :data:`uno_mk_env.rules.OPTIONS` as a
-    keyword (validated; a bad one raises ``RulesError`` naming it). ``reset(seed=s)`` makes the
-    episode and every following one reproducible.
+    ``num_players`` (2-10, default 4), ``render_mode`` (``None``, ``"ansi"``, ``"rgb_array"``,
+    ``"human"``; see Rendering), ``reward`` (``"win"``/``"points"``), ``max_steps`` (int ≥ 1 or
+    ``None``), ``render_seat`` (``None`` or a seat), ``illegal_reward`` (``env()`` only, default
+    −1.0) and every rule option of :data:`uno_mk_env.rules.OPTIONS` as a keyword (validated; a
+    bad one raises ``RulesError`` naming it). ``reset(seed=s)`` makes the episode and every
+    following one reproducible.
+
+Rendering
+    ``render_mode=None`` (default) renders nothing and costs nothing. ``"ansi"``: ``render()``
+    returns the table as text (:mod:`uno_mk_env.render`). ``"rgb_array"``: ``render()`` returns
+    an image of the table, ``uint8`` of shape ``(800, 1280, 3)`` for every player count: every
+    seat with its hand, hand size, UNO call and score, the top card and active colour, the draw
+    pile, the direction, who decides in which phase, the last item fired and its effect
+    (:mod:`uno_mk_env.render_image`). ``"human"``: that image in a pygame window, updated after
+    every step (``metadata["render_fps"]`` = 2). The image modes need the ``render`` extra
+    (``pip install 'uno-mk-env[render]'``: Pillow, pygame). ``render_seat=None`` draws the
+    spectator's image (every hand face up) and the text of the deciding seat; ``render_seat=s``
+    draws only what seat ``s`` may know (its ``PlayerView``) in both.
 
 Version History
     v0: initial release.
+    v0, after package 0.4.0: ``render_mode="rgb_array"`` and ``render_seat`` are new.
+    v0, after package 0.4.0: ``"human"`` shows the image in a window (it printed the text).
 """
 
 from __future__ import annotations

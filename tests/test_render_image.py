@@ -1,0 +1,302 @@
+"""The table as an image (``render_mode="rgb_array"``/``"human"``, uno_mk_env/render_image.py):
+size, dtype and determinism for 2-10 players, a seat's image never drawing another seat's
+hidden cards, PettingZoo's API and render tests, the Gymnasium wrapper, and the optional
+dependencies."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from uno_mk_env import Game, Rules
+from uno_mk_env import uno_mario_kart_v0 as U
+from uno_mk_env.agents import make_agent
+from uno_mk_env.agents.base import agent_action
+from uno_mk_env.cards import ITEM_NAMES
+from uno_mk_env.gym_env import UnoMarioKartGymEnv
+from uno_mk_env.render_image import (
+    GEOMETRY,
+    HEIGHT,
+    WIDTH,
+    draw_table,
+    hand_slots,
+    render_image,
+    seat_centres,
+    table_data,
+)
+
+pytest.importorskip("PIL")
+SHAPE = (HEIGHT, WIDTH, 3)
+
+
+def played(num_players: int, steps: int, seed: int = 0, rules: dict | None = None) -> Game:
+    """A game after ``steps`` decisions of ``strategic`` agents."""
+    g = Game(Rules(num_players=num_players, **(rules or {})), seed=seed)
+    agents = [make_agent("strategic", seed=s) for s in range(num_players)]
+    for _ in range(steps):
+        if g.game_over:
+            break
+        g.step(agent_action(agents[g.current_player], g))
+    return g
+
+
+def env_images(num_players: int, seed: int, steps: int, **kwargs) -> list[np.ndarray]:
+    env = U.env(num_players=num_players, render_mode="rgb_array", **kwargs)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    images = [env.render()]
+    for _agent in env.agent_iter(steps):
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        legal = np.flatnonzero(obs["action_mask"])
+        env.step(int(legal[rng.integers(len(legal))]))
+        images.append(env.render())
+    env.close()
+    return images
+
+
+# ------------------------------------------------------------------------ size, determinism
+@pytest.mark.parametrize("num_players", [2, 4, 10])
+def test_env_image_has_a_fixed_size_and_is_deterministic(num_players):
+    first = env_images(num_players, seed=num_players, steps=25)
+    again = env_images(num_players, seed=num_players, steps=25)
+    assert len(first) == len(again) > 5
+    for a, b in zip(first, again):
+        assert a.shape == SHAPE and a.dtype == np.uint8
+        np.testing.assert_array_equal(a, b)
+    assert any(not np.array_equal(first[0], im) for im in first[1:])  # the table changes
+    other = env_images(num_players, seed=num_players + 100, steps=0)[0]
+    assert not np.array_equal(first[0], other)  # another deal, another picture
+
+
+@pytest.mark.parametrize("num_players", range(2, 11))
+def test_every_table_size_draws_in_the_same_frame(num_players):
+    g = played(num_players, 3 * num_players, seed=num_players)
+    for seat in (None, num_players - 1):
+        image = render_image(g, seat)
+        assert image.shape == SHAPE and image.dtype == np.uint8
+    # the seat panels never overlap each other or the centre box, and stay in the frame
+    pw, ph = GEOMETRY["panel"]
+    boxes = [(x - pw // 2, y - ph // 2, x - pw // 2 + pw, y - ph // 2 + ph)
+             for x, y in seat_centres(num_players)]
+    for i, a in enumerate(boxes):
+        assert 0 <= a[0] and a[2] <= WIDTH and 0 <= a[1] and a[3] <= HEIGHT
+        x0, y0, x1, y1 = GEOMETRY["centre_box"]
+        assert a[2] <= x0 or a[0] >= x1 or a[3] <= y0 or a[1] >= y1, (num_players, i)
+        for b in boxes[i + 1:]:
+            assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], (num_players, i)
+
+
+def test_seats_sit_clockwise_with_the_viewer_at_the_bottom():
+    centres = seat_centres(4, bottom=2)
+    cx, cy = GEOMETRY["centre"]
+    assert centres[2][1] > cy and centres[2][0] == cx  # the viewer at the bottom
+    assert centres[3][0] < cx  # seat + 1 is on the viewer's left (docs/rules.md R1)
+    assert centres[0][1] < cy  # opposite
+
+
+def test_big_hands_overlap_and_count_the_rest():
+    slots, more = hand_slots(7)
+    assert len(slots) == 7 and more == 0 and len({y for _, y in slots}) == 1
+    slots, more = hand_slots(20)
+    assert len(slots) == 20 and more == 0 and len({y for _, y in slots}) == 2
+    slots, more = hand_slots(50)
+    assert len(slots) == GEOMETRY["max_shown"] and more == 50 - GEOMETRY["max_shown"]
+    x0, _, width = GEOMETRY["hand_area"]
+    assert max(x for x, _ in slots) + GEOMETRY["card"][0] <= x0 + width + 1
+
+
+# ----------------------------------------------------------------------------- what it shows
+def test_table_data_holds_what_the_table_shows():
+    g = played(4, 18, seed=3)
+    t = table_data(g, None)
+    d = g.to_dict()
+    assert t["hands"] == [sorted(h, key=d_order) for h in d["hands"]]
+    assert t["hand_sizes"] == [len(h) for h in d["hands"]]
+    assert t["top_card"] == d["discard_pile"][-1] and t["active_colour"] == d["active_colour"]
+    assert t["current_player"] == g.current_player and t["phase"] == g.phase_name
+    assert t["draw_pile"] == len(d["draw_pile"]) and t["direction"] == g.direction
+    mine = table_data(g, 1)
+    assert mine["hands"][1] == t["hands"][1]
+    assert [h is None for h in mine["hands"]] == [True, False, True, True]
+
+
+def d_order(code: str) -> int:
+    from uno_mk_env.cards import kind
+
+    return kind(code)
+
+
+def test_the_last_item_and_its_effect_are_shown():
+    for seed in range(200):
+        g = played(3, 40, seed=seed)
+        items = [e for e in g.events if e[0] == "item"]
+        round_start = max(i for i, e in enumerate(g.events) if e[0] == "deal")
+        if items and g.events.index(items[-1]) > round_start and not g.game_over:
+            break
+    else:
+        pytest.fail("no game with an item in 200 seeds")
+    t = table_data(g, None)
+    assert t["item"]["item"] == ITEM_NAMES[items[-1][2]] and t["item"]["seat"] == items[-1][1]
+    assert t["item"]["effect"]
+
+
+# ------------------------------------------------------------------------ hidden information
+def rehidden(g: Game, viewer: int, rng: np.random.Generator) -> Game:
+    """The same position (a ``play`` decision) with every card ``viewer`` cannot see (the other
+    hands, the draw pile) shuffled among the same places and sizes: only hidden cards differ."""
+    d = g.to_dict(include_events=True)
+    others = [s for s in range(g.num_players) if s != viewer]
+    hidden = [c for s in others for c in d["hands"][s]] + d["draw_pile"]
+    while True:
+        cards = [hidden[i] for i in rng.permutation(len(hidden))]
+        hands, at = list(d["hands"]), 0
+        for s in others:
+            hands[s] = cards[at:at + len(d["hands"][s])]
+            at += len(hands[s])
+        if any(sorted(hands[s]) != sorted(d["hands"][s]) for s in others):
+            return Game.from_dict({**d, "hands": hands, "draw_pile": cards[at:]})
+
+
+@pytest.mark.parametrize("num_players,steps,seed", [(2, 9, 1), (4, 23, 2), (10, 41, 3)])
+def test_a_seat_view_never_draws_other_seats_hidden_cards(num_players, steps, seed):
+    rng = np.random.default_rng(seed)
+    g = played(num_players, steps, seed=seed)
+    agents = [make_agent("greedy", seed=s) for s in range(num_players)]
+    while g.phase_name != "play":  # no drawn card or pending choice tied to a hidden hand
+        g.step(agent_action(agents[g.current_player], g))
+    base = Game.from_dict(g.to_dict(include_events=True))
+    names = [f"P{s}" for s in range(num_players)]
+    for viewer in (0, num_players - 1):
+        other = rehidden(base, viewer, rng)
+        assert base.view(viewer) == other.view(viewer)
+        assert table_data(base, viewer, names) == table_data(other, viewer, names)
+        np.testing.assert_array_equal(render_image(base, viewer, names),
+                                      render_image(other, viewer, names))
+        # the spectator sees every hand, so there the two deals differ
+        assert not np.array_equal(render_image(base, None, names),
+                                  render_image(other, None, names))
+
+
+def test_env_render_seat_draws_that_seats_view():
+    env = U.env(num_players=3, render_mode="rgb_array", render_seat=1)
+    env.reset(seed=4)
+    image = env.render()
+    np.testing.assert_array_equal(image, render_image(env.game, 1, env.possible_agents,
+                                                      env._history))
+    spectator = U.env(num_players=3, render_mode="rgb_array")
+    spectator.reset(seed=4)
+    assert not np.array_equal(image, spectator.render())
+    text = U.env(num_players=3, render_mode="ansi", render_seat=2)
+    text.reset(seed=4)
+    assert "Your hand (player_2" in text.render()
+    for bad in (3, -1, "1", True, 1.0):
+        with pytest.raises(ValueError, match=r"render_seat=.*allowed: None, a seat 0-2"):
+            U.env(num_players=3, render_seat=bad)
+
+
+# ------------------------------------------------------------------------------- PettingZoo
+def test_pettingzoo_api_test_with_rgb_array():
+    from pettingzoo.test import api_test
+
+    api_test(U.env(num_players=3, render_mode="rgb_array"), num_cycles=40)
+    api_test(U.raw_env(num_players=4, render_mode="rgb_array", render_seat=2), num_cycles=40)
+
+
+def test_pettingzoo_render_test_every_mode(monkeypatch):
+    pytest.importorskip("pygame")
+    from pettingzoo.test import render_test
+
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    monkeypatch.setenv("SDL_AUDIODRIVER", "dummy")
+
+    def make(render_mode=None):
+        env = U.env(num_players=2, render_mode=render_mode)
+        env.metadata = {**env.metadata, "render_fps": 0}  # no waiting between frames
+        if env._window is not None:
+            env._window.fps = 0
+        return env
+
+    render_test(make)
+
+
+def test_human_mode_shows_the_image_in_a_window(monkeypatch):
+    pygame = pytest.importorskip("pygame")
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    env = U.env(num_players=4, render_mode="human")
+    env._window.fps = 0
+    env.reset(seed=2)  # shows the table
+    assert env._window.is_open and env.render() is None
+    shown = pygame.surfarray.array3d(pygame.display.get_surface()).swapaxes(0, 1)
+    np.testing.assert_array_equal(shown, render_image(env.game, None, env.possible_agents,
+                                                      env._history))
+    env.close()
+    assert not env._window.is_open
+
+
+# ------------------------------------------------------------------------------- Gymnasium
+def test_gym_wrapper_renders_images():
+    env = UnoMarioKartGymEnv(num_players=3, render_mode="rgb_array", learner_seat=2,
+                             render_seat="learner")
+    env.reset(seed=0)
+    image = env.render()
+    assert image.shape == SHAPE and image.dtype == np.uint8
+    np.testing.assert_array_equal(image, render_image(env.game, 2, env._names, env._history))
+    spectator = UnoMarioKartGymEnv(num_players=3, render_mode="rgb_array", learner_seat=2)
+    spectator.reset(seed=0)
+    np.testing.assert_array_equal(spectator.render(), render_image(spectator.game, None,
+                                                                   spectator._names,
+                                                                   spectator._history))
+    with pytest.raises(ValueError, match="render_seat='me' is not allowed"):
+        UnoMarioKartGymEnv(num_players=3, render_seat="me")
+
+
+# ------------------------------------------------------------------- optional dependencies
+def run_python(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "SDL_VIDEODRIVER": "dummy"})
+
+
+def test_no_render_mode_imports_nothing_of_the_image_renderer():
+    code = (
+        "import sys\n"
+        "sys.modules['PIL'] = None; sys.modules['pygame'] = None  # as if not installed\n"
+        "from uno_mk_env import uno_mario_kart_v0 as U\n"
+        "env = U.env(num_players=3); env.reset(seed=1)\n"
+        "for agent in env.agent_iter(300):\n"
+        "    obs, r, term, trunc, info = env.last()\n"
+        "    env.step(None if term or trunc else int(obs['action_mask'].nonzero()[0][0]))\n"
+        "assert 'uno_mk_env.render_image' not in sys.modules\n"
+        "try:\n"
+        "    U.env(render_mode='rgb_array')\n"
+        "except ImportError as e:\n"
+        "    print(e)\n"
+    )
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == (
+        "render_mode='rgb_array' needs Pillow: pip install 'uno-mk-env[render]'"
+    )
+
+
+def test_human_mode_without_pygame_names_the_extra():
+    result = run_python(
+        "import sys\nsys.modules['pygame'] = None\n"
+        "from uno_mk_env.gym_env import UnoMarioKartGymEnv\n"
+        "try:\n    UnoMarioKartGymEnv(render_mode='human')\n"
+        "except ImportError as e:\n    print(e)\n"
+    )
+    assert result.returncode == 0, result.stderr
+    assert "pip install 'uno-mk-env[render]'" in result.stdout and "pygame" in result.stdout
+
+
+def test_draw_table_is_a_pure_function_of_the_table():
+    g = played(5, 30, seed=9)
+    t = table_data(g, 2)
+    np.testing.assert_array_equal(draw_table(t), draw_table(dict(t)))
