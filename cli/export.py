@@ -14,7 +14,7 @@ import argparse
 from typing import Any, TextIO
 
 from .common import require
-from .train import SB3_NEEDS, _argv, _exit_code
+from .train import SB3_NEEDS, _exit_code
 
 
 def add_parser(subparsers: Any) -> None:
@@ -32,5 +32,4 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         require(SB3_NEEDS, "train", "uno-mk export (install torch==2.13.0 first)")
     from uno_mk_env.training import export_model
 
-    with _argv(argv):  # the model's JSON records the export command
-        return _exit_code(export_model.main, argv)
+    return _exit_code(export_model.main, argv)

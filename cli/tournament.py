@@ -139,25 +139,57 @@ def save(result: TournamentResult, out_dir: Path, plot: bool = True,
     return paths
 
 
+#: Leaderboard columns (row key, header) when the evaluation module does not list them.
+_COLUMNS = (("rank", "#"), ("agent", "agent"), ("games", "games"), ("wins", "wins"),
+            ("win_rate", "win rate [95% CI]"), ("mean_reward", "reward"),
+            ("points_per_round", "pts/round"), ("mean_place", "place"), ("rating", "rating"))
+_FORMATS = {"win_rate": ".3f", "mean_reward": "+.3f", "points_per_round": ".1f",
+            "mean_place": ".2f"}
+
+
+def leaderboard_columns() -> list[tuple[str, str]]:
+    """(row key, header) of each leaderboard column, as the evaluation module lists them."""
+    from uno_mk_env.evaluation import tournament as t
+
+    listed = getattr(t, "LEADERBOARD_COLUMNS", None)
+    return [(key, header) for key, header, *_ in listed] if listed else list(_COLUMNS)
+
+
+def cell(key: str, row: dict[str, Any]) -> str:
+    """One leaderboard cell: counts as they are, figures rounded, with their interval when the
+    row has one (``win_ci_low``/``win_ci_high`` for ``win_rate``, ``<key>_ci_low``/... else)."""
+    value = row.get(key)
+    if value is None:
+        return "-"
+    if isinstance(value, (int, str)) and not isinstance(value, bool):
+        return str(value)
+    fmt = _FORMATS.get(key, ".2f")
+    text = format(value, fmt)
+    for stem in (key, key.removesuffix("_rate")):
+        lo, hi = row.get(f"{stem}_ci_low"), row.get(f"{stem}_ci_high")
+        if lo is not None and hi is not None:
+            return f"{text} [{format(lo, fmt)}, {format(hi, fmt)}]"
+    return text
+
+
 def print_leaderboard(result: TournamentResult, out: TextIO) -> None:
-    """The leaderboard and head-to-head tables (drawn by rich when installed, else plain)."""
+    """The leaderboard and head-to-head tables (drawn by rich when installed, else plain), then
+    the result's notes and outcomes. Agent labels longer than :data:`LABEL_LIMIT` are shortened
+    from the left, keeping what tells them apart."""
     c = result.config
     short = dict(zip(result.entrants, short_labels(result.entrants, LABEL_LIMIT)))
     title = (f"{c['num_players']} players · {c['games']} games"
              f"{' · duplicate deals' if c['duplicate'] else ''} · seed {c['seed']} · "
              f"match={c['rules']['match']}")
-    columns = ("#", "agent", "games", "wins", "win rate [95% CI]", "reward", "pts/round",
-               "place", "rating (μ ± σ)")
-    rows = [
-        (str(r["rank"]), short[r["agent"]], str(r["games"]), str(r["wins"]),
-         f"{r['win_rate']:.3f} [{r['win_ci_low']:.3f}, {r['win_ci_high']:.3f}]",
-         f"{r['mean_reward']:+.3f}", f"{r['points_per_round']:.1f}", f"{r['mean_place']:.2f}",
-         f"{r['rating']:.1f} ({r['mu']:.1f} ± {r['sigma']:.1f})")
-        for r in result.leaderboard()
-    ]
-    print_table(out, title, columns, rows, right=[c for c in columns if c != "agent"])
+    columns = leaderboard_columns()
+    board = result.leaderboard()
+    rows = [[short[r["agent"]] if key == "agent" else cell(key, r) for key, _ in columns]
+            for r in board]
+    headers = [header for _, header in columns]
+    print_table(out, title, headers, rows,
+                right=[h for (key, h) in columns if key != "agent"])
     h2h = result.head_to_head()
-    order = [result.entrants.index(r["agent"]) for r in result.leaderboard()]
+    order = [result.entrants.index(r["agent"]) for r in board]
     if len(order) <= 10:
         names = [short[result.entrants[e]] for e in order]
         cells = [
@@ -167,6 +199,8 @@ def print_leaderboard(result: TournamentResult, out: TextIO) -> None:
         ]
         print_table(out, "head-to-head: row placed ahead of column", ["", *names], cells,
                     right=names)
+    for note in getattr(result, "notes", list)():
+        print(f"note: {note}", file=out)
     o = result.outcomes()
     print(f"{o['win']} games won, {o['no_winner']} without winner (stalemate), "
           f"{o['capped']} stopped at the step cap; {result.elapsed:.1f} s with "

@@ -12,19 +12,18 @@ Every argument other than ``--backend`` goes to the backend: ``sb3`` is
 uno_mk_env.training.train_ppo``; needs the ``train`` extra), ``rllib`` is
 ``uno_mk_env.training.rllib`` (needs the ``rllib`` extra). For sb3 the agent spec is the
 policy ``.npz`` (numpy alone plays it, read without unpickling): next to ``--save-path`` when
-given, else ``runs/<run>/final.npz`` exported from the run's ``final.zip``.
+given, else the run's ``runs/<run>/final.npz``.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
+import dataclasses
 import importlib
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from .common import CLIError, _importable, require
@@ -78,21 +77,11 @@ def _exit_code(fn: Any, *a: Any) -> int:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
 
 
-@contextlib.contextmanager
-def _argv(argv: Sequence[str]) -> Iterator[None]:
-    """``sys.argv`` as ``python -m uno_mk_env.training.train_ppo ARGV`` would have it, so that
-    the run's config.json records a command that repeats the run."""
-    saved = sys.argv
-    sys.argv = [saved[0], *argv]
-    try:
-        yield
-    finally:
-        sys.argv = saved
-
-
 def train_sb3(argv: Sequence[str], out: TextIO) -> int:
-    """The sb3 backend: ``train_ppo``'s arguments and run (as its ``main``), then the policy
-    ``.npz`` and the last line ``agent: ppo:PATH``."""
+    """The sb3 backend: ``train_ppo``'s arguments and run (as its ``main``), then the last line
+    ``agent: ppo:PATH`` naming the run's policy ``.npz`` (``--save-path``'s, else
+    ``runs/<run>/final.npz``). The progress bar is off by default when stderr is not a terminal
+    (a log file would get a carriage-return line per update)."""
     from uno_mk_env.training import train_ppo
 
     argv = list(argv)
@@ -100,29 +89,16 @@ def train_sb3(argv: Sequence[str], out: TextIO) -> int:
         options = train_ppo.parse_args(argv)
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else 0
+    given = train_ppo.given_fields(argv)
+    if "progress" not in given and not sys.stderr.isatty():
+        options = dataclasses.replace(options, progress=False)
     os.environ.setdefault("OMP_NUM_THREADS", str(options.torch_threads))
     try:
         if options.resume:
-            options = train_ppo.inherit_resume_args(options, train_ppo.given_fields(argv))
-        with _argv(argv):
-            summary = train_ppo.train(options)
+            options = train_ppo.inherit_resume_args(options, given)
+        summary = train_ppo.train(options, invocation=" ".join(["uno-mk train", *argv]))
     except train_ppo.TrainingError as e:
         raise CLIError(str(e)) from None
     print(json.dumps(summary, indent=2), file=out)
-    print(f"agent: ppo:{policy_file(options, summary)}", file=out, flush=True)
+    print(f"agent: ppo:{summary['policy']}", file=out, flush=True)
     return 0
-
-
-def policy_file(options: Any, summary: dict[str, Any]) -> Path:
-    """The numpy policy of a finished sb3 run: next to ``--save-path`` (train_ppo writes it),
-    else ``final.npz`` exported here from the run's ``final.zip``."""
-    if options.save_path:
-        target = Path(options.save_path)
-        if target.suffix != ".zip":
-            target = target.with_name(target.name + ".zip")
-        return target.with_suffix(".npz")
-    from uno_mk_env.agents.ppo import export_policy
-
-    run_dir = Path(summary["run_dir"])
-    return export_policy(run_dir / "final.zip", run_dir / "final.npz", provenance={
-        "run_dir": str(run_dir), "timesteps": int(summary["timesteps"])})

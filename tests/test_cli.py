@@ -218,3 +218,187 @@ def test_bad_argument_in_a_subprocess_has_no_traceback() -> None:
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [proc.stderr.strip()]
     assert "unknown agent 'nobody'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# ------------------------------------------------------------------- one module per command
+def test_every_subcommand_is_a_module_with_add_parser_and_run() -> None:
+    from uno_mk_env.cli.app import COMMANDS, build_parser
+
+    _, handlers = build_parser()
+    assert {"play", "tournament", "train", "export", "agents", "rules", "demo"} <= set(handlers)
+    for module in COMMANDS:
+        assert callable(module.add_parser) and callable(module.run), module.__name__
+    assert {m.__name__.rsplit(".", 1)[1] for m in COMMANDS} == set(handlers)
+
+
+def test_unknown_option_of_a_command_without_extra_args_is_one_line(capsys) -> None:
+    code, _, err = run(["rules", "--bogus"])
+    err += capsys.readouterr().err
+    assert code == 2 and "unrecognized arguments: --bogus" in err and err.count("\n") == 1
+
+
+def test_train_ends_with_an_agent_spec_that_plays_in_a_tournament(tmp_path, monkeypatch) -> None:
+    pytest.importorskip("sb3_contrib")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(["train", "--total-timesteps", "64", "--n-envs", "1", "--n-steps", "64",
+                          "--batch-size", "32", "--n-epochs", "1", "--net-arch", "8",
+                          "--eval-every", "0", "--eval-games", "4", "--final-eval-games", "4",
+                          "--checkpoint-every", "0", "--snapshot-every", "0",
+                          "--runs-dir", "runs"])
+    assert code == 0, err
+    last = out.strip().splitlines()[-1]
+    assert last.startswith("agent: ppo:runs/") and last.endswith("/final.npz"), last
+    spec = last.removeprefix("agent: ")
+    code, out, err = run(["tournament", "--agents", f"{spec},strategic", "--players", "2",
+                          "--games", "4", "--no-plot", "--out", str(tmp_path / "res")])
+    assert code == 0, err
+    assert "final.npz" in out
+
+
+def test_train_rllib_backend_missing_is_one_line(monkeypatch, capsys) -> None:
+    import uno_mk_env.cli.train as train
+
+    monkeypatch.setattr(train, "RLLIB_MODULE", "uno_mk_env.training.no_such_backend")
+    code, out, err = run(["train", "--backend", "rllib", "--num-players", "2"])
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert "--backend rllib is not available" in err and "'rllib' extra" in err
+
+
+# ------------------------------------------------------------------------ the base install
+def test_listings_are_plain_text_without_rich(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "rich", None)  # as on a base install: not importable
+    for argv in (["rules"], ["agents"]):
+        code, out, _ = run(argv)
+        assert code == 0
+        assert "│" not in out and "━" not in out and "─" not in out, out[:400]
+    code, out, _ = run(["rules"])
+    lines = out.splitlines()
+    assert lines[0] == "rule options (--rule KEY=VALUE)"
+    assert lines[1].split() == ["option", "default", "allowed", "meaning"]
+    for name in OPTIONS:
+        assert any(line.startswith(f"{name} ") for line in lines), name
+    code, out, _ = run(["agents"])
+    assert any(line.startswith("random ") and "uniform over the legal actions" in line
+               for line in out.splitlines())
+
+
+@pytest.mark.parametrize("argv", [
+    ["tournament", "--agents", "greedy,random", "--games", "4"],
+    ["demo", "--games", "4"],
+])
+def test_tournament_without_the_eval_extra_names_it_in_one_line(argv, monkeypatch,
+                                                                 tmp_path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(sys.modules, "scipy", None)
+    code, out, err = run(argv)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert "pip install 'uno-mk-env[eval]'" in err and "scipy" in err
+    assert not list(tmp_path.iterdir())
+
+
+def test_tournament_without_matplotlib_or_tqdm_still_runs(monkeypatch, tmp_path) -> None:
+    for name in ("matplotlib", "tqdm", "rich"):
+        monkeypatch.setitem(sys.modules, name, None)
+    code, out, err = run(["tournament", "--agents", "greedy,random", "--games", "4",
+                          "--progress", "--out", str(tmp_path)])
+    assert code == 0, err
+    assert "note: no plot" in out and "win rate [95% CI]" in out
+    assert (tmp_path / "leaderboard.csv").is_file() and not (tmp_path / "tournament.png").exists()
+
+
+def test_train_and_export_without_the_train_extra_name_it_in_one_line(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "sb3_contrib", None)
+    for argv in (["train", "--total-timesteps", "10"], ["export", "a.zip", "b.zip"]):
+        code, _, err = run(argv)
+        assert code == 2 and err.count("\n") == 1, err
+        assert "pip install 'uno-mk-env[train]'" in err and "sb3_contrib" in err
+
+
+# ----------------------------------------------------------- progress bars and long names
+def test_demo_in_a_log_has_no_progress_bar(capsys) -> None:
+    """tqdm redraws with carriage returns: 30 KB on one line of a log file (make demo > log)."""
+    from uno_mk_env.cli.demo import main as demo_main
+
+    assert demo_main(["--games", "8", "--workers", "1", "--model", "no/such.zip"]) == 0
+    captured = capsys.readouterr()
+    assert "\r" not in captured.err and "\r" not in captured.out
+    assert "no progress bar" in captured.out and "win rate" in captured.out
+
+
+def test_short_labels_keep_what_tells_long_labels_apart() -> None:
+    from uno_mk_env.cli.common import short_labels
+
+    long = "/a/very/long/directory/name/that/goes/on/and/on"
+    labels = [f"ppo:{long}/run1/final.npz", f"ppo:{long}/run2/final.npz", "greedy"]
+    assert short_labels(labels) == ["ppo:…/run1/final.npz", "ppo:…/run2/final.npz", "greedy"]
+    assert short_labels(["random", "random#2"]) == ["random", "random#2"]
+    one = [f"ppo:{long}/x/final.npz", "strategic"]
+    assert short_labels(one) == ["ppo:…/final.npz", "strategic"]
+
+
+def test_two_checkpoints_with_long_paths_are_told_apart_in_table_and_plot(tmp_path) -> None:
+    import shutil
+    import warnings
+    from pathlib import Path
+
+    model = Path(__file__).resolve().parents[1] / "models" / "ppo_2p.npz"
+    deep = tmp_path / "experiments" / "a_long_folder_name_for_the_runs" / "of_this_week"
+    specs = []
+    for run_name in ("run1", "run2"):
+        (deep / run_name).mkdir(parents=True)
+        shutil.copy(model, deep / run_name / "final.npz")
+        specs.append(f"ppo:{deep / run_name / 'final.npz'}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib's layout warnings fail the test
+        code, out, err = run(["tournament", "--agents", ",".join(specs), "--players", "2",
+                              "--games", "4", "--out", str(tmp_path / "res")])
+    assert code == 0, err
+    assert "ppo:…/run1/final.npz" in out and "ppo:…/run2/final.npz" in out
+    assert (tmp_path / "res" / "tournament.png").is_file()
+    data = json.loads((tmp_path / "res" / "tournament.json").read_text())
+    assert data["config"]["entrants"] == specs  # the files keep the full labels
+
+
+# ----------------------------------------------------------------------------- play details
+def test_play_names_the_person_once() -> None:
+    code, out, _ = run(["play", "--seed", "1", "--opponents", "greedy"], Script(["q"]))
+    assert code == 0
+    assert "P0 (you)" in out and "P0:you" not in out and "P1:greedy" in out
+
+
+def test_play_says_why_uno_is_not_a_choice() -> None:
+    code, out, _ = run(["play", "--seed", "1"], Script(["uno", "q"]))
+    assert code == 0
+    assert "'uno' is not a choice" not in out
+    assert "UNO is called holding exactly two cards" in out and "(you hold 7)" in out
+    code, out, _ = run(["play", "--seed", "1", "--rule", "uno=off"], Script(["uno", "q"]))
+    assert "these rules have no UNO call (uno=off)" in out
+
+
+def test_a_single_choice_is_taken_with_enter_not_choose_1_1() -> None:
+    """At two players a Green Shell has one target: the prompt used to read 'Choose 1-1'."""
+    import numpy as np
+
+    from uno_mk_env import Game, Rules
+    from uno_mk_env.cli.play import ask
+    from uno_mk_env.phases import Phase
+
+    rules = Rules(num_players=2)
+    for seed in range(500):
+        g = Game(rules, seed=seed)
+        rng = np.random.default_rng(seed)
+        while not g.game_over and g.phase != Phase.CHOOSE_TARGET:
+            legal = g.legal_action_ids()
+            g.step(int(legal[rng.integers(len(legal))]))
+        if not g.game_over:
+            break
+    else:
+        pytest.fail("no Green Shell in 500 games")
+    view = g.view(g.current_player)
+    assert len(view.legal_actions) == 1
+    said: list[str] = []
+    script = Script(["2", ""])
+    action = ask(view, ["P0", "P1:random"], script, said.append, "table", rules)
+    assert action == view.legal_actions[0]
+    assert all("1-1" not in p for p in script.prompts) and "Press Enter" in script.prompts[0]
+    assert "Press Enter (or 1) to choose it" in "\n".join(said)

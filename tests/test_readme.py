@@ -209,7 +209,7 @@ def check_play(line: str, cwd: Path) -> None:
     """"you against two agents": quitting at the first prompt, and playing choice 1 every time
     until the game ends."""
     out = run_command(line, cwd, stdin="q\n")
-    assert out.startswith("UNO Mario Kart (one round): you are P0:you")
+    assert out.startswith("UNO Mario Kart (one round): you are P0;")
     assert "P1:strategic" in out and "P2:greedy" in out and "You left the game." in out
     out = run_command(line, cwd, stdin="1\n" * 3000)
     assert "Game over: " in out, out[-2000:]

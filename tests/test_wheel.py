@@ -1,0 +1,199 @@
+"""The distribution: ``python -m build`` makes an sdist and a wheel that ``twine check`` passes,
+without a setuptools deprecation banner; the wheel holds one import name, ``uno_mk_env``; and it
+works in clean virtual environments: a base install (the wheel + numpy) plays a game and runs
+``uno-mk rules``/``agents`` as plain text and refuses commands that need extras with one line
+naming the extra; with the ``env`` extra the PettingZoo env passes ``api_test``.
+
+Slow (a build, two venvs and PyPI downloads, about a minute): not in the default run;
+``.ci/run`` runs it after ``make test``. Never installs torch.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import uno_mk_env
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[1]
+TIMEOUT = 600  # seconds per subprocess: a guard against a hang, not a speed test
+
+
+def _env(**extra: str) -> dict[str, str]:
+    """The environment of a subprocess: no PYTHONPATH (the repository must not leak in), no
+    user site-packages."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    return {**env, "PYTHONNOUSERSITE": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+            "MPLBACKEND": "Agg", **extra}
+
+
+def run(argv: list[str | Path], cwd: Path, check: bool = True,
+        stdin: str = "") -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([str(a) for a in argv], cwd=cwd, env=_env(), capture_output=True,
+                          text=True, timeout=TIMEOUT, input=stdin)
+    if check:
+        assert proc.returncode == 0, (
+            f"{argv}: exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return proc
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The sdist and the wheel, built from the repository into a temporary folder."""
+    out = tmp_path_factory.mktemp("dist")
+    proc = run([sys.executable, "-m", "build", "--outdir", out, ROOT], cwd=out)
+    log = proc.stdout + proc.stderr
+    assert not re.search(r"deprecat", log, re.I), "setuptools printed a deprecation:\n" + log
+    wheels = list(out.glob("*.whl"))
+    sdists = list(out.glob("*.tar.gz"))
+    assert len(wheels) == 1 and len(sdists) == 1, list(out.iterdir())
+    return {"wheel": wheels[0], "sdist": sdists[0], "dir": out}
+
+
+def make_venv(where: Path, requirement: str) -> Path:
+    """A clean virtual environment (no system site-packages) with ``requirement`` installed from
+    the local wheel and PyPI; returns its ``bin`` folder."""
+    venv.EnvBuilder(with_pip=True, clear=True).create(where)
+    bindir = where / "bin"
+    run([bindir / "python", "-m", "pip", "install", "--quiet", requirement], cwd=where)
+    freeze = run([bindir / "python", "-m", "pip", "freeze"], cwd=where).stdout.lower()
+    assert "torch" not in freeze, freeze
+    return bindir
+
+
+def test_twine_check_passes(dist: dict[str, Path]) -> None:
+    proc = run([sys.executable, "-m", "twine", "check", "--strict", dist["wheel"], dist["sdist"]],
+               cwd=dist["dir"])
+    assert proc.stdout.count("PASSED") == 2, proc.stdout
+
+
+def test_wheel_holds_one_import_name(dist: dict[str, Path]) -> None:
+    names = zipfile.ZipFile(dist["wheel"]).namelist()
+    info = f"uno_mk_env-{uno_mk_env.__version__}.dist-info"
+    assert {n.split("/")[0] for n in names} == {"uno_mk_env", info}
+    for path in ("uno_mk_env/__init__.py", "uno_mk_env/py.typed", "uno_mk_env/env.py",
+                 "uno_mk_env/agents/__init__.py", "uno_mk_env/agents/ppo.py",
+                 "uno_mk_env/training/__init__.py", "uno_mk_env/training/train_ppo.py",
+                 "uno_mk_env/training/export_model.py", "uno_mk_env/evaluation/tournament.py",
+                 "uno_mk_env/cli/__init__.py", "uno_mk_env/cli/app.py",
+                 f"{info}/licenses/LICENSE", f"{info}/METADATA", f"{info}/entry_points.txt"):
+        assert path in names, path
+    assert not any(n.startswith(("tests/", "uno_mk_env/tests/")) for n in names)
+    meta = zipfile.ZipFile(dist["wheel"]).read(f"{info}/METADATA").decode()
+    assert "License-Expression: MIT" in meta
+    for extra in ("env", "eval", "train", "test"):
+        assert f"Provides-Extra: {extra}" in meta, extra
+    entry = zipfile.ZipFile(dist["wheel"]).read(f"{info}/entry_points.txt").decode()
+    assert "uno-mk = uno_mk_env.cli:main" in entry
+
+
+BASE_GAME = textwrap.dedent("""
+    import importlib
+    import numpy as np
+    import uno_mk_env
+    from uno_mk_env import Game, Rules
+
+    g = Game(Rules(num_players=3), seed=7)
+    rng = np.random.default_rng(0)
+    while not g.game_over:
+        legal = g.legal_action_ids()
+        g.step(int(legal[rng.integers(len(legal))]))
+    print("winner", g.winner, "steps", g.num_steps)
+    for name in ("agents", "training", "evaluation", "cli"):
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError:
+            print("no top-level", name)
+    from uno_mk_env.agents import make_agent
+    print("agent", type(make_agent("strategic", seed=0)).__name__)
+""")
+
+
+def test_base_install_plays_lists_and_names_missing_extras(
+    dist: dict[str, Path], tmp_path: Path
+) -> None:
+    bindir = make_venv(tmp_path / "venv", str(dist["wheel"]))
+    freeze = run([bindir / "python", "-m", "pip", "freeze"], cwd=tmp_path).stdout
+    assert sorted(line.split("==")[0].split(" @ ")[0].lower()
+                  for line in freeze.splitlines()) == ["numpy", "uno-mk-env"], freeze
+    work = tmp_path / "work"  # not the repository: its folders must not be importable
+    work.mkdir()
+    out = run([bindir / "python", "-c", BASE_GAME], cwd=work).stdout
+    assert re.search(r"winner \d steps \d+", out), out
+    for name in ("agents", "training", "evaluation", "cli"):
+        assert f"no top-level {name}" in out, out
+    assert "agent StrategicAgent" in out
+
+    uno_mk = bindir / "uno-mk"
+    rules = run([uno_mk, "rules"], cwd=work).stdout
+    agents = run([uno_mk, "agents"], cwd=work).stdout
+    for text in (rules, agents):
+        assert "│" not in text and "━" not in text  # plain text: no rich on a base install
+    assert "option" in rules and "uno_catch" in rules and "presets" in rules
+    for name in ("random", "greedy", "strategic", "ismcts", "ppo"):
+        assert re.search(rf"^{name} ", agents, re.M), agents
+
+    for argv, extra in ((["tournament", "--agents", "greedy,random", "--games", "20"], "eval"),
+                        (["demo", "--games", "8"], "eval"),
+                        (["train", "--total-timesteps", "10"], "train"),
+                        (["export", "a.zip", "b.zip"], "train")):
+        proc = run([uno_mk, *argv], cwd=work, check=False)
+        assert proc.returncode == 2, (argv, proc.stdout, proc.stderr)
+        assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
+        assert f"pip install 'uno-mk-env[{extra}]'" in proc.stderr, proc.stderr
+    assert not list(work.iterdir())  # nothing was written
+
+    proc = run([uno_mk, "play", "--opponents", "strategic", "--seed", "3"], cwd=work,
+               stdin="1\n" * 2000)
+    assert "Game over:" in proc.stdout, proc.stdout[-2000:]
+
+
+ENV_EPISODE = textwrap.dedent("""
+    import numpy as np
+    from pettingzoo.test import api_test
+    from uno_mk_env import uno_mario_kart_v0
+    from uno_mk_env.gym_env import UnoMarioKartGymEnv
+
+    env = uno_mario_kart_v0.env(num_players=3)
+    env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    steps = 0
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, info = env.last()
+        action = None if term or trunc else int(rng.choice(obs["action_mask"].nonzero()[0]))
+        env.step(action)
+        steps += 1
+    print("episode steps", steps)
+    api_test(uno_mario_kart_v0.env(num_players=2), num_cycles=200)
+    print("api_test passed")
+    gym = UnoMarioKartGymEnv(num_players=2)
+    obs, info = gym.reset(seed=0)
+    done = False
+    while not done:
+        action = int(rng.choice(gym.action_masks().nonzero()[0]))
+        obs, reward, term, trunc, info = gym.step(action)
+        done = term or trunc
+    print("gym episode reward", reward)
+""")
+
+
+def test_env_extra_runs_the_pettingzoo_and_gymnasium_envs(
+    dist: dict[str, Path], tmp_path: Path
+) -> None:
+    bindir = make_venv(tmp_path / "venv", f"{dist['wheel']}[env]")
+    work = tmp_path / "work"
+    work.mkdir()
+    out = run([bindir / "python", "-c", ENV_EPISODE], cwd=work).stdout
+    assert re.search(r"episode steps \d+", out) and "api_test passed" in out, out
+    assert "gym episode reward" in out
