@@ -38,7 +38,7 @@ from uno_mk_env import RulesError
 from uno_mk_env.agents.base import AgentError, AgentSpecError
 from uno_mk_env.evaluation.tournament import OutputPathError, TournamentError
 
-from . import agents, demo, export, play, rules, tournament, train
+from . import agents, demo, export, play, replay, rules, tournament, train
 from .common import PROG, CLIError, rules_from_args
 from .tournament import print_leaderboard
 
@@ -46,7 +46,9 @@ __all__ = ["COMMANDS", "PROG", "CLIError", "build_parser", "main", "print_leader
            "rules_from_args"]
 
 #: The subcommand modules, in the order ``uno-mk --help`` lists them.
-COMMANDS: tuple[ModuleType, ...] = (play, tournament, train, export, agents, rules, demo)
+COMMANDS: tuple[ModuleType, ...] = (
+    play, tournament, replay, train, export, agents, rules, demo,
+)
 
 
 class Terminated(Exception):

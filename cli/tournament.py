@@ -68,6 +68,9 @@ def add_parser(subparsers: Any) -> None:
     t.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS,
                    help=f"decisions per round before the game counts as having no winner "
                         f"(default {DEFAULT_MAX_STEPS})")
+    t.add_argument("--replays", type=int, default=0, metavar="N",
+                   help="record the first N games decision by decision into replays.json "
+                        "(view them with 'uno-mk replay --from DIR'; default 0)")
     t.add_argument("--no-plot", action="store_true",
                    help="do not write the PNG plot (never written without matplotlib)")
     t.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -85,6 +88,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             raise CLIError(f"{flag} must be at least 1, got {value}")
     if args.seed < 0:
         raise CLIError(f"--seed must be a non-negative int, got {args.seed}")
+    if args.replays < 0:
+        raise CLIError(f"--replays must be a non-negative int, got {args.replays}")
     require(NEEDS, EXTRA, "uno-mk tournament")
     check_agents(agent_specs)
     rules.pop("num_players", None)
@@ -96,6 +101,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         agent_specs, n, args.games, seed=args.seed, rules=rules,
         duplicate=not args.no_duplicate, workers=args.workers,
         progress=progress_wanted(args.progress), max_steps=args.max_steps,
+        replays=args.replays,
     )
     print_leaderboard(result, out)
     paths = save(result, out_dir, plot=not args.no_plot, out=out)

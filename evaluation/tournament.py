@@ -90,6 +90,10 @@ FILE_NAMES = {
 }
 
 
+#: Written by :meth:`TournamentResult.save` when the tournament recorded games (``replays``).
+REPLAYS_FILE = "replays.json"
+
+
 class TournamentError(RuntimeError):
     """The tournament could not finish: a worker process died or could not start (one line)."""
 
@@ -519,6 +523,8 @@ class TournamentResult:
         records: the games, by ``index``.
         elapsed: wall-clock seconds (not part of equality).
         workers: processes used (not part of equality).
+        replays: the games recorded decision by decision (``run_tournament(..., replays=N)``,
+            :mod:`uno_mk_env.evaluation.replay`), or ``None`` (not part of equality).
     """
 
     config: dict[str, Any]
@@ -526,6 +532,7 @@ class TournamentResult:
     records: list[GameRecord]
     elapsed: float = field(default=0.0, compare=False)
     workers: int = field(default=1, compare=False)
+    replays: list[dict[str, Any]] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         self._stats = self._compute()
@@ -695,6 +702,10 @@ class TournamentResult:
                     "|".join(map(str, r.scores)), "|".join(map(str, r.hand_points)),
                     "|".join(map(str, r.places)), r.rounds, r.decisions,
                 ])
+        if self.replays:  # the recorded games, for uno-mk replay --from DIR
+            from uno_mk_env.evaluation.replay import recording, write_json
+
+            paths["replays"] = write_json(recording(self.replays), out / REPLAYS_FILE)
         if plot:
             self.plot(paths["plot"])
         else:
@@ -766,6 +777,7 @@ def run_tournament(
     workers: int = 1,
     progress: bool = False,
     max_steps: int = DEFAULT_MAX_STEPS,
+    replays: int = 0,
 ) -> TournamentResult:
     """Plays a seeded tournament (see the module docstring).
 
@@ -781,6 +793,9 @@ def run_tournament(
         workers: processes to play in (results do not depend on it).
         progress: show a tqdm progress bar (on stderr).
         max_steps: decisions allowed per round; a round beyond it ends the game without winner.
+        replays: record the first ``replays`` games decision by decision for the replay viewer
+            (re-played in this process after the tournament and checked against their
+            results; ``TournamentResult.replays``, saved as ``replays.json``).
 
     Raises:
         AgentSpecError: an agent spec cannot be built. RulesError: a bad rule option or player
@@ -790,7 +805,8 @@ def run_tournament(
     """
     rules_obj = make_rules(rules, num_players)
     for name, value, low in (("games", games, 1), ("workers", workers, 1),
-                             ("max_steps", max_steps, 1), ("seed", seed, 0)):
+                             ("max_steps", max_steps, 1), ("seed", seed, 0),
+                             ("replays", replays, 0)):
         if not isinstance(value, int) or isinstance(value, bool) or value < low:
             raise ValueError(f"{name} must be an int ≥ {low}, got {value!r}")
     if workers > 1 and getattr(multiprocessing.current_process(), "_inheriting", False):
@@ -836,7 +852,14 @@ def run_tournament(
         if bar is not None:
             bar.close()
     records.sort(key=lambda r: r.index)
+    elapsed = time.perf_counter() - start
+    recorded = None
+    if replays:
+        from uno_mk_env.evaluation.replay import record_tournament_games
+
+        recorded = record_tournament_games(tasks[:replays], entrants, rules_obj, max_steps,
+                                           records)
     return TournamentResult(
         config=config, entrants=config["entrants"], records=records,
-        elapsed=time.perf_counter() - start, workers=workers,
+        elapsed=elapsed, workers=workers, replays=recorded,
     )
