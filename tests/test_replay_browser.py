@@ -1,0 +1,269 @@
+"""The replay viewer in a real browser: Debian's headless Chromium driven by Selenium opens the
+page written by ``uno-mk replay`` from disk, steps through every decision with the keyboard, the
+buttons and the slider, and checks what it displays against the engine's own state at sampled
+steps, that a seat's view displays no other seat's hidden cards, and that the page logs no
+console errors. It saves a screenshot.
+
+Needs ``chromium`` and ``chromium-driver`` (``apt-get install -y chromium chromium-driver``) and
+the ``selenium`` package (test extra). Without them the test fails with a message saying so when
+``CI`` or ``UNO_MK_REQUIRE_BROWSER=1`` is set (``.ci/run`` installs the browser), and is skipped
+with that reason elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from uno_mk_env import Game, Rules
+from uno_mk_env.cards import kind
+from uno_mk_env.cli.app import main
+from uno_mk_env.evaluation.replay import load_recording
+
+CHROMIUM = ("/usr/bin/chromium", "chromium", "chromium-browser")
+CHROMEDRIVER = ("/usr/bin/chromedriver", "chromedriver")
+INSTALL = ("apt-get install -y chromium chromium-driver && pip install -e '.[test]' "
+           "(selenium)")
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--window-size=1600,1000")
+ROOT = Path(__file__).resolve().parents[1]
+AGENTS = f"strategic,greedy,ppo:{ROOT / 'models' / 'ppo_4p.npz'}"
+SEED = 6  # a 3-player game of 55 decisions with every kind of step
+
+
+def _find(candidates: tuple[str, ...]) -> str | None:
+    for c in candidates:
+        found = shutil.which(c)
+        if found:
+            return found
+    return None
+
+
+def _unavailable(reason: str) -> None:
+    required = os.environ.get("UNO_MK_REQUIRE_BROWSER") == "1" or bool(os.environ.get("CI"))
+    message = f"the replay browser test needs {reason}: {INSTALL}"
+    if required:
+        pytest.fail(message + " (required here: CI or UNO_MK_REQUIRE_BROWSER=1 is set)",
+                    pytrace=False)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        _unavailable("the selenium package")
+    chromium, driver_path = _find(CHROMIUM), _find(CHROMEDRIVER)
+    if chromium is None or driver_path is None:
+        _unavailable("Debian's chromium and chromium-driver")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    driver.set_page_load_timeout(30)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture(scope="module")
+def replay(tmp_path_factory):
+    """The page of one 3-player game (strategic, greedy, ppo) and the engine's state before
+    every decision, re-played from the recorded actions."""
+    folder = tmp_path_factory.mktemp("replay")
+    html, data = folder / "game.html", folder / "game.json"
+    code = main(["replay", "--agents", AGENTS, "--players", "3", "--seed", str(SEED),
+                 "--out", str(html), "--json", str(data)])
+    assert code == 0
+    game = load_recording(data)["games"][0]
+    g = Game(Rules.from_dict(game["rules"]), seed=game["seed"])
+    states = []
+    for step in game["steps"]:
+        d = g.to_dict()
+        states.append({
+            "hands": [sorted(h, key=kind) for h in d["hands"]],
+            "top": d["discard_pile"][-1], "colour": d["active_colour"],
+            "current": g.current_player, "phase": g.phase_name,
+            "legal": list(g.legal_action_ids()),
+        })
+        if step["actor"] >= 0:
+            g.step(step["spectator"]["action"])
+    return html, game, states
+
+
+#: One call reads everything the checks need from the page.
+READ = """
+const svg = document.getElementById('table');
+const seats = [...svg.querySelectorAll('g.seat')].map((g) => ({
+  seat: Number(g.dataset.seat), size: Number(g.dataset.handSize),
+  faces: [...g.querySelectorAll('g.card[data-code]')].map((c) => c.dataset.code),
+  backs: g.querySelectorAll('g.card.back').length}));
+const legal = [...document.querySelectorAll('#legal li[data-action]')];
+return {step: Number(svg.dataset.step), view: svg.dataset.view,
+  current: Number(svg.dataset.currentPlayer), phase: svg.dataset.phase,
+  top: svg.dataset.topCard, colour: svg.dataset.activeColour,
+  topShown: svg.querySelector('g.top-card').dataset.code,
+  seats: seats, legal: legal.map((li) => Number(li.dataset.action)),
+  chosen: legal.filter((li) => li.classList.contains('chosen'))
+    .map((li) => Number(li.dataset.action)),
+  slider: Number(document.getElementById('slider').value),
+  log: document.getElementById('log').innerText};
+"""
+
+
+def read(driver) -> dict:
+    return driver.execute_script(READ)
+
+
+def check_against_engine(page: dict, state: dict, game: dict, view: str) -> None:
+    """What the page displays at this step equals the engine's state."""
+    step = game["steps"][page["step"]]
+    assert page["top"] == page["topShown"] == state["top"]
+    assert page["colour"] == state["colour"]
+    assert page["current"] == state["current"] and page["phase"] == state["phase"]
+    for seat in page["seats"]:
+        s = seat["seat"]
+        assert seat["size"] == len(state["hands"][s])
+        if view == "spectator" or str(s) == view:
+            assert seat["faces"] == state["hands"][s] and seat["backs"] == 0
+        else:  # another seat in a seat's view: card backs only
+            assert seat["faces"] == [] and seat["backs"] == len(state["hands"][s])
+    if step["actor"] >= 0 and view in ("spectator", str(step["actor"])):
+        assert page["legal"] == state["legal"]
+        assert page["chosen"] == [step["spectator"]["action"]]
+    else:
+        assert page["legal"] == [] and page["chosen"] == []
+
+
+def console_errors(driver) -> list[dict]:
+    return [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def test_replay_page_in_chromium(browser, replay, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
+
+    html, game, states = replay
+    last = len(game["steps"]) - 1
+    assert last == game["result"]["decisions"] > 20
+    browser.get(html.as_uri())
+    assert browser.title.startswith("UNO Mario Kart replay")
+    body = browser.find_element(By.TAG_NAME, "body")
+    sampled = set(range(0, last + 1, 7)) | {last}
+
+    # the keyboard: every decision forward, then back
+    page = read(browser)
+    assert page["step"] == 0 and page["view"] == "spectator"
+    check_against_engine(page, states[0], game, "spectator")
+    for i in range(1, last + 1):
+        body.send_keys(Keys.ARROW_RIGHT)
+        page = read(browser)
+        assert page["step"] == page["slider"] == i
+        if i in sampled:
+            check_against_engine(page, states[i], game, "spectator")
+    body.send_keys(Keys.ARROW_RIGHT)  # past the end: stays
+    assert read(browser)["step"] == last
+    for i in range(last - 1, -1, -1):
+        body.send_keys(Keys.ARROW_LEFT)
+        assert read(browser)["step"] == i
+    body.send_keys(Keys.END)
+    assert read(browser)["step"] == last
+    body.send_keys(Keys.HOME)
+    assert read(browser)["step"] == 0
+
+    # the buttons: every decision forward, then back
+    nxt, prev = browser.find_element(By.ID, "next"), browser.find_element(By.ID, "prev")
+    for i in range(1, last + 1):
+        nxt.click()
+        page = read(browser)
+        assert page["step"] == i
+        if i in sampled:
+            check_against_engine(page, states[i], game, "spectator")
+    for i in range(last - 1, -1, -1):
+        prev.click()
+        assert read(browser)["step"] == i
+    browser.find_element(By.ID, "last").click()
+    assert read(browser)["step"] == last
+    browser.find_element(By.ID, "first").click()
+    assert read(browser)["step"] == 0
+
+    # the slider
+    for i in sorted(sampled):
+        browser.execute_script(
+            "const s = document.getElementById('slider'); s.value = arguments[0];"
+            "s.dispatchEvent(new Event('input'));", i)
+        page = read(browser)
+        assert page["step"] == i
+        check_against_engine(page, states[i], game, "spectator")
+
+    # the policy's probabilities are shown for the ppo seat's decisions
+    ppo_step = next(i for i, s in enumerate(game["steps"]) if s["spectator"].get("probs"))
+    browser.execute_script(
+        "const s = document.getElementById('slider'); s.value = arguments[0];"
+        "s.dispatchEvent(new Event('input'));", ppo_step)
+    shown = browser.find_elements(By.CSS_SELECTOR, "#legal li .p")
+    assert [float(p.text) for p in shown] == pytest.approx(
+        game["steps"][ppo_step]["spectator"]["probs"], abs=6e-4)
+
+    # each seat's view: at every step, no other seat's card face is displayed
+    view = Select(browser.find_element(By.ID, "view"))
+    for seat in range(game["players"]):
+        view.select_by_value(str(seat))
+        browser.find_element(By.ID, "first").click()
+        body.send_keys(Keys.HOME)
+        others = [n for s, n in enumerate(game["names"]) if s != seat]
+        for i in range(last + 1):
+            page = read(browser)
+            assert page["step"] == i and page["view"] == str(seat)
+            check_against_engine(page, states[i], game, str(seat))
+            for name in others:  # the log names no card another seat drew
+                assert f"{name} drew a card (" not in page["log"]
+            body.send_keys(Keys.ARROW_RIGHT)
+        if seat == 1:
+            browser.find_element(By.ID, "prev").click()
+            browser.save_screenshot(str(tmp_path / "seat_view.png"))
+    view.select_by_value("spectator")
+    body.send_keys(Keys.HOME)
+    for _ in range(3):
+        body.send_keys(Keys.ARROW_RIGHT)
+
+    shot = tmp_path / "replay.png"
+    assert browser.save_screenshot(str(shot))
+    assert shot.stat().st_size > 10_000 and (tmp_path / "seat_view.png").is_file()
+    assert console_errors(browser) == []
+
+
+def test_a_broken_page_would_be_noticed(browser, tmp_path):
+    """The console check sees a script error (so the test above means something)."""
+    page = tmp_path / "broken.html"
+    page.write_text("<!DOCTYPE html><title>x</title><script>undefinedFunction();</script>")
+    browser.get_log("browser")  # drop earlier entries
+    browser.get(page.as_uri())
+    errors = console_errors(browser)
+    assert errors and "undefinedFunction" in json.dumps(errors)
+
+
+def test_a_missing_browser_fails_in_ci_and_skips_elsewhere(monkeypatch):
+    monkeypatch.delenv("UNO_MK_REQUIRE_BROWSER", raising=False)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="needs Debian's chromium.*apt-get install"):
+        _unavailable("Debian's chromium and chromium-driver")
+    monkeypatch.delenv("CI")
+    monkeypatch.setenv("UNO_MK_REQUIRE_BROWSER", "1")
+    with pytest.raises(pytest.fail.Exception, match="UNO_MK_REQUIRE_BROWSER=1"):
+        _unavailable("the selenium package")
+    monkeypatch.delenv("UNO_MK_REQUIRE_BROWSER")
+    with pytest.raises(pytest.skip.Exception, match="needs the selenium package"):
+        _unavailable("the selenium package")
