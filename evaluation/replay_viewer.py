@@ -256,7 +256,7 @@ JS = r"""
       text(g, x + w / 2, y + 42, label, 30, colour !== "W" ? P[colour] : "#ffffff", "mm", true);
       text(g, x + 5, y + 4, label, 12, ink, "la", true);
       itemIcon(g, item, x + w / 2, y + 86, 20);
-      text(parent, x + w / 2, y + h + 6, C.card_names[code], 12, P.light_text, "ma");
+      text(parent, x + w / 2, y + h + 12, C.card_names[code], 12, P.light_text, "ma");
     } else {
       text(g, x + 3, y + 3, label, 13, ink, "la", true);
       itemIcon(g, item, x + 9, y + h - 10, 14);
@@ -322,13 +322,13 @@ JS = r"""
     rect(pile, dx, pileY, bw, bh, 6, P.back, P.card_edge, 2);
     ellipse(pile, dx + bw / 2, pileY + bh / 2, bw / 2 - 10, bh / 2 - 18, P.back_mark);
     text(pile, dx + bw / 2, pileY + bh / 2, String(t.draw_pile), 22, "#ffffff", "mm", true);
-    text(pile, dx + bw / 2, pileY + bh + 6, "draw pile", 12, light, "ma");
+    text(pile, dx + bw / 2, pileY + bh + 12, "draw pile", 12, light, "ma");
     const tx = mid - bw / 2;
     rect(svg, tx - 8, pileY - 8, bw + 16, bh + 16, 10, P[t.active_colour], "#ffffff", 1)
       .setAttribute("id", "active-colour");
     card(svg, t.top_card, tx, pileY, true);
     const colourName = C.colour_names[C.colours.indexOf(t.active_colour)];
-    text(svg, mid, pileY + bh + 24, "active colour: " + colourName, 12, light, "ma");
+    text(svg, mid, pileY + bh + 28, "active colour: " + colourName, 12, light, "ma");
     const ax = x1 - 78, ay = pileY + bh / 2 - 6;
     const [line, head] = arrowPoints(t.direction === 1, ax, ay, 30);
     polyline(svg, line, light, 4);
@@ -446,6 +446,8 @@ JS = r"""
     }
     const cur = $("log").children[st.step];
     if (cur) cur.scrollIntoView({ block: "nearest" });
+    const hash = "#game=" + st.game + "&step=" + st.step + "&view=" + st.view;
+    if (location.hash !== hash) history.replaceState(null, "", hash);
   }
   function selectGame(i) {
     st.game = i;
@@ -499,6 +501,25 @@ JS = r"""
     else return;
     e.preventDefault();
   });
-  selectGame(0);
+  // a link may name a game, a decision and a view: replay.html#game=0&step=12&view=1
+  function applyHash() {
+    const want = new URLSearchParams(location.hash.slice(1));
+    const wanted = (key, top) => {
+      const v = Number(want.get(key));
+      return Number.isInteger(v) && v >= 0 && v < top ? v : 0;
+    };
+    stop();
+    st.view = "spectator";
+    selectGame(wanted("game", DATA.games.length));
+    $("game").value = String(st.game);
+    if (want.get("view") !== null && want.get("view") !== "spectator") {
+      st.view = String(wanted("view", game().players));
+      $("view").value = st.view;
+      fillLog();
+    }
+    show(wanted("step", game().steps.length));
+  }
+  window.addEventListener("hashchange", applyHash);
+  applyHash();
 })();
 """

@@ -239,6 +239,20 @@ def test_replay_page_in_chromium(browser, replay, tmp_path):
     for _ in range(3):
         body.send_keys(Keys.ARROW_RIGHT)
 
+    # a link names a game, a decision and a view; stepping keeps the address up to date
+    browser.get(html.as_uri() + f"#game=0&step={last - 3}&view=2")
+    page = read(browser)
+    assert (page["step"], page["view"]) == (last - 3, "2")
+    check_against_engine(page, states[last - 3], game, "2")
+    body = browser.find_element(By.TAG_NAME, "body")
+    body.send_keys(Keys.ARROW_RIGHT)
+    assert browser.execute_script("return location.hash") == f"#game=0&step={last - 2}&view=2"
+    browser.execute_script("location.hash = '#step=4'")  # hashchange is asynchronous
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(browser, 10).until(lambda d: read(d)["step"] == 4)
+    assert read(browser)["view"] == "spectator"
+
     shot = tmp_path / "replay.png"
     assert browser.save_screenshot(str(shot))
     assert shot.stat().st_size > 10_000 and (tmp_path / "seat_view.png").is_file()

@@ -383,7 +383,7 @@ def _card(p: _Painter, code: str, x: float, y: float, big: bool = False) -> None
                "mm", bold=True)
         p.text(x + 5, y + 4, label, 12, ink, "la", bold=True)
         _item_icon(p, item, x + w / 2, y + 86, 20)
-        p.text(x + w / 2, y + h + 6, NAMES[CODES.index(code)], 12, PALETTE["light_text"], "ma")
+        p.text(x + w / 2, y + h + 12, NAMES[CODES.index(code)], 12, PALETTE["light_text"], "ma")
     else:
         p.text(x + 3, y + 3, label, 13, ink, "la", bold=True)
         _item_icon(p, item, x + 9, y + h - 10, 14)
@@ -463,13 +463,13 @@ def draw_table(t: dict[str, Any]) -> np.ndarray:
     p.rect(dx, pile_y, bw, bh, 6, PALETTE["back"], PALETTE["card_edge"], 2)
     p.ellipse(dx + bw / 2, pile_y + bh / 2, bw / 2 - 10, bh / 2 - 18, PALETTE["back_mark"])
     p.text(dx + bw / 2, pile_y + bh / 2, str(t["draw_pile"]), 22, "#ffffff", "mm", bold=True)
-    p.text(dx + bw / 2, pile_y + bh + 6, "draw pile", 12, light, "ma")
+    p.text(dx + bw / 2, pile_y + bh + 12, "draw pile", 12, light, "ma")
     # top card inside a ring of the active colour
     tx = mid - bw / 2
     colour = t["active_colour"]
     p.rect(tx - 8, pile_y - 8, bw + 16, bh + 16, 10, PALETTE[colour], "#ffffff", 1)
     _card(p, t["top_card"], tx, pile_y, big=True)
-    p.text(mid, pile_y + bh + 24, f"active colour: {COLOUR_NAMES[COLOURS.index(colour)]}", 12,
+    p.text(mid, pile_y + bh + 28, f"active colour: {COLOUR_NAMES[COLOURS.index(colour)]}", 12,
            light, "ma")
     # direction
     ax, ay = x1 - 78, pile_y + bh / 2 - 6
