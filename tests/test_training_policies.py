@@ -143,3 +143,23 @@ def test_shipped_models_load_with_the_training_loader(name):
     mask[[3, 9, 50]] = True
     expected, _ = model.predict(obs, action_masks=mask, deterministic=True)
     assert PPOAgent(path).act(obs, mask, None) == int(expected)
+
+
+@pytest.mark.parametrize("name", ["ppo_2p.zip"])
+def test_a_shipped_model_resumes(tmp_path, name, capsys):
+    """``--resume`` of a shipped model (the model keeps its own hyperparameters, read from its
+    files) trains one more rollout."""
+    from uno_mk_env.agents.ppo import sb3_data
+    from uno_mk_env.training.train_ppo import main
+
+    path = REPO / "models" / name
+    if not path.is_file():
+        pytest.skip(f"{name} is not shipped")
+    steps = sb3_data(path)["num_timesteps"]
+    assert main(["--resume", str(path), "--total-timesteps", str(steps + 1), "--n-envs", "1",
+                 "--vec-env", "dummy", "--opponents", "greedy", "--opponent-weights", "",
+                 "--eval-every", "0", "--eval-games", "2", "--final-eval-games", "2",
+                 "--eval-opponents", "greedy", "--checkpoint-every", "0", "--snapshot-every",
+                 "0", "--no-progress", "--runs-dir", str(tmp_path)]) == 0
+    summary = json.loads(capsys.readouterr().out.split("\n", 1)[1])  # after the rounding note
+    assert summary["complete"] and summary["timesteps"] > steps

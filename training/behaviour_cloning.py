@@ -23,7 +23,7 @@ def collect_demonstrations(args: Any) -> dict[str, np.ndarray]:
     """``args.bc_steps`` decisions of ``args.bc_teacher`` in the learner's seat of a training env
     (opponents from the pool, no self-play): observations, masks, actions, the discounted
     return that followed each decision and the index of its episode."""
-    from uno_mk_env.evaluation.tournament import build_agent
+    from uno_mk_env.agents.base import build_agent
 
     env = make_training_env(args, rank=10_000)
     teacher = build_agent(args.bc_teacher, seed=derive_seed(args.seed, 3000))

@@ -42,7 +42,7 @@ from typing import Any
 from .args import TrainingError, ints, specs
 from .curves import evaluate, read_eval_csv, selection_score
 from .provenance import ship, shipped_paths, source_commit, versions, zip_target
-from .resume import config_chain, run_dir_of
+from .resume import config_chain, read_json, run_dir_of
 
 PROG = "python -m uno_mk_env.training.export_model"
 
@@ -136,8 +136,10 @@ def export(checkpoints: Sequence[str], out: str, games: Sequence[int], seed: int
             curve += [r for r in rows if r["timesteps"] == steps and r["kind"] == "final_eval"]
     curve += [{**r, "timesteps": steps, "kind": "shipped_eval", "wall_s": 0.0} for r in results
               if r["games"] == max(games)]
+    summary = read_json(run_dir / "summary.json") or {}
     info = {
         "checkpoint": str(source),
+        "complete": summary.get("complete", False),
         "export_command": " ".join([PROG, *(argv if argv is not None else sys.argv[1:])]),
         "export_git": source_commit(),
         "export_versions": versions(),

@@ -60,8 +60,7 @@ class OpponentPool:
         snapshots: list[Any],
         seed: int,
     ) -> None:
-        # build_agent finds agents of modules not imported yet (e.g. ppo:path opponents).
-        from uno_mk_env.evaluation.tournament import build_agent
+        from uno_mk_env.agents.base import build_agent
 
         self.rng = np.random.default_rng(seed)
         self.agents = [build_agent(spec, seed=derive_seed(seed, i)) for i, spec in enumerate(specs)]

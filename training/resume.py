@@ -40,7 +40,7 @@ def config_chain(run_dir: Path) -> list[dict[str, Any]]:
         except FileNotFoundError:
             break
         if not (run_dir_of(source) / "config.json").is_file():
-            shipped = _read_json(source.with_suffix(".json"))
+            shipped = read_json(source.with_suffix(".json"))
             if shipped is not None:
                 chain.append({k: v for k, v in shipped.items() if k != "resumed_from"})
                 chain.extend(c for c in shipped.get("resumed_from", []) if isinstance(c, dict))
@@ -96,7 +96,7 @@ def checkpoint_hyperparameters(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
+def read_json(path: Path) -> dict[str, Any] | None:
     try:
         value = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -111,7 +111,7 @@ def first_run_args(checkpoint: Path) -> dict[str, Any]:
     run kept (an export's JSON lists the chain in ``resumed_from``). Empty when unknown."""
     from uno_mk_env.agents.ppo import resolve_model_path
 
-    config = _read_json(run_dir_of(checkpoint) / "config.json") or _read_json(
+    config = read_json(run_dir_of(checkpoint) / "config.json") or read_json(
         checkpoint.with_suffix(".json"))
     if config is None:
         return {}
@@ -124,7 +124,7 @@ def first_run_args(checkpoint: Path) -> dict[str, Any]:
             previous = run_dir_of(resolve_model_path(config["args"]["resume"])) / "config.json"
         except (FileNotFoundError, OSError, TypeError):
             break
-        earlier = _read_json(previous)
+        earlier = read_json(previous)
         if earlier is None or previous in seen:
             break
         seen.add(previous)

@@ -489,11 +489,12 @@ def _train(args: Args, invocation: str | None, start_steps: int, target: Path | 
     if resume_path is not None:
         model = load_model(resume_path, env=vec_env, **hyper)
         model.set_random_seed(args.seed)
-        # Keep the earlier run's curve and self-play league when the checkpoint sits in a run.
+        # Keep the earlier run's curve (its periodic evaluations) and self-play league when
+        # the checkpoint sits in a run directory.
         old_run = run_dir_of(resume_path)
         if (old_run / "eval.csv").is_file():
             eval_rows = [r for r in read_eval_csv(old_run / "eval.csv", args.num_players)
-                         if r["timesteps"] <= model.num_timesteps]
+                         if r["timesteps"] <= model.num_timesteps and r["kind"] == "eval"]
     else:
         model = new_model(args, vec_env, hyper)
     model.set_logger(configure(str(run_dir), ["tensorboard", "csv"]

@@ -1,0 +1,178 @@
+"""Training is reproducible by construction: it stops at an exact step count with the learning
+rate schedule over exactly that length, the same command gives bit-identical weights, every run
+and shipped model records its commit, versions, command, seeds and curve, and ``best.zip`` is
+only ever a checkpoint evaluated after training started."""
+
+from __future__ import annotations
+
+import io
+import json
+import shlex
+import subprocess
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+import uno_mk_env  # noqa: E402
+from uno_mk_env.agents.ppo import PPOAgent, sb3_data  # noqa: E402
+from uno_mk_env.training.curves import read_eval_csv  # noqa: E402
+from uno_mk_env.training.train_ppo import Args, parse_args, train  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def tiny(tmp_path: Path, **changes) -> Args:
+    """A few hundred steps: 1 env in process, small rollouts, a few evaluation games."""
+    base = dict(
+        num_players=2, total_timesteps=512, seed=3, n_envs=1, vec_env="dummy",
+        opponents="greedy", opponent_weights="", net_arch="16,16", n_steps=128,
+        batch_size=64, n_epochs=2, eval_every=256, eval_games=4, final_eval_games=4,
+        eval_opponents="greedy", snapshot_every=256, self_play_prob=0.5,
+        checkpoint_every=256, runs_dir=str(tmp_path / "runs"), save_path="", progress=False,
+    )
+    base.update(changes)
+    return Args(**base)
+
+
+def weights(path: Path) -> dict[str, np.ndarray]:
+    import torch
+
+    raw = zipfile.ZipFile(path).read("policy.pth")
+    state = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+    return {k: v.numpy() for k, v in state.items()}
+
+
+def test_the_same_seed_gives_bit_identical_weights(tmp_path):
+    """Behaviour cloning, mixed table sizes and presets, self-play snapshots, evaluations: two
+    runs of the same arguments end with the same weights, bit for bit, and the same curve;
+    another seed does not."""
+    args = dict(total_timesteps=384, table_sizes="2,3", rule_presets="default,strict",
+                bc_teacher="greedy", bc_steps=200, bc_epochs=1, eval_every=128,
+                snapshot_every=128, checkpoint_every=0)
+    runs = [train(tiny(tmp_path / name, **args)) for name in ("a", "b")]
+    other = train(tiny(tmp_path / "c", seed=4, **args))
+    a, b, c = (weights(Path(r["run_dir"]) / "final.zip") for r in (*runs, other))
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    assert not all(np.array_equal(a[k], c[k]) for k in a)
+    curves = [[{k: v for k, v in r.items() if k != "wall_s"}
+               for r in read_eval_csv(Path(s["run_dir"]) / "eval.csv")] for s in runs]
+    assert curves[0] == curves[1] and len(curves[0]) >= 4
+
+
+def test_training_stops_at_the_exact_step_count_and_the_schedule_ends_there(tmp_path, capsys):
+    summary = train(tiny(tmp_path, total_timesteps=1000, learning_rate=1e-3))
+    assert "rounded up to 1024" in capsys.readouterr().out
+    run = Path(summary["run_dir"])
+    config = json.loads((run / "config.json").read_text())
+    assert config["args"]["total_timesteps"] == 1024  # what ran, not what was asked
+    assert summary["timesteps"] == 1024 and summary["complete"] is True
+    data = sb3_data(run / "final.zip")
+    assert data["num_timesteps"] == 1024
+    assert data["_current_progress_remaining"] == 0.0  # the last update saw the schedule's end
+    from uno_mk_env.training.train_ppo import learning_rate
+
+    schedule = learning_rate(parse_args(["--learning-rate", "0.001"]))
+    assert schedule(1.0) == pytest.approx(1e-3) and schedule(0.0) == pytest.approx(1e-4)
+
+
+def test_max_minutes_is_a_safety_net_that_marks_the_run_incomplete(tmp_path):
+    summary = train(tiny(tmp_path, total_timesteps=4096, max_minutes=1e-9, eval_every=0,
+                         snapshot_every=0, checkpoint_every=0))
+    assert summary["complete"] is False and summary["stopped_by"] == "max_minutes"
+    assert summary["timesteps"] < 4096
+
+
+def test_best_is_chosen_only_after_training_started(tmp_path):
+    """A run whose evaluations all come after its end has no best.zip (the step-0 policy is
+    never "best"); otherwise best.zip holds exactly the weights of the step it names."""
+    never = train(tiny(tmp_path / "never", eval_every=10_000))
+    run = Path(never["run_dir"])
+    assert not (run / "best.zip").exists()
+    assert never["best"] is None and "no evaluation after training started" in never["best_note"]
+    assert [r["timesteps"] for r in read_eval_csv(run / "eval.csv")] == [0, 512]
+
+    summary = train(tiny(tmp_path / "some"))
+    run = Path(summary["run_dir"])
+    best = summary["best"]
+    assert best["timesteps"] in (256, 512) and best["opponent"] == "greedy"
+    checkpoint = run / "checkpoints" / f"ppo_{best['timesteps']}_steps.zip"
+    got, expected = weights(run / "best.zip"), weights(checkpoint)
+    assert all(np.array_equal(got[k], expected[k]) for k in got)
+
+
+def test_checkpoints_and_evaluations_hold_the_weights_of_their_step(tmp_path):
+    """The checkpoint named after the last step is the final model (saved after the last
+    update, not during the last rollout)."""
+    summary = train(tiny(tmp_path))
+    run = Path(summary["run_dir"])
+    final, last = weights(run / "final.zip"), weights(run / "checkpoints" / "ppo_512_steps.zip")
+    assert all(np.array_equal(final[k], last[k]) for k in final)
+    assert sb3_data(run / "checkpoints" / "ppo_256_steps.zip")["num_timesteps"] == 256
+
+
+def test_config_records_commit_versions_seeds_and_a_reproducing_command(tmp_path):
+    summary = train(tiny(tmp_path, table_sizes="2:3,4", rule_presets="strict"),
+                    invocation="uno-mk train ...")
+    config = json.loads((Path(summary["run_dir"]) / "config.json").read_text())
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True,
+                          text=True)
+    if head.returncode == 0:
+        assert config["git"]["commit"] == head.stdout.strip()
+        assert isinstance(config["git"]["dirty"], bool)
+    assert config["versions"]["uno-mk-env"] == uno_mk_env.__version__
+    assert config["versions"]["torch"] and config["seeds"]["root"] == "3"
+    assert config["invocation"] == "uno-mk train ..."
+    argv = shlex.split(config["command"])
+    assert argv[:3] == ["python", "-m", "uno_mk_env.training.train_ppo"]
+    assert parse_args(argv[3:]) == Args(**config["args"])
+    assert summary["policy"] == str(Path(summary["run_dir"]) / "final.npz")
+    assert PPOAgent(summary["policy"]).info["provenance"]["timesteps"] == 512
+
+
+def test_a_shipped_model_records_its_resume_chain_and_full_curve(tmp_path):
+    first = train(tiny(tmp_path))
+    resumed = train(tiny(tmp_path, resume=str(Path(first["run_dir"]) / "final.zip"),
+                         total_timesteps=768, save_path=str(tmp_path / "models" / "m.zip"),
+                         seed=5))
+    assert resumed["policy"] == str(tmp_path / "models" / "m.npz")
+    info = json.loads((tmp_path / "models" / "m.json").read_text())
+    assert info["complete"] is True and info["timesteps"] == 768
+    assert info["args"]["resume"].endswith("final.zip") and info["args"]["seed"] == 5
+    assert [c["run_dir"] for c in info["resumed_from"]] == [first["run_dir"]]
+    assert info["resumed_from"][0]["args"]["seed"] == 3
+    assert {"commit", "dirty"} <= set(info["git"]) & set(info["resumed_from"][0]["git"])
+    curve = read_eval_csv(tmp_path / "models" / "m_curve.csv")
+    assert [r["timesteps"] for r in curve if r["kind"] == "eval"] == [0, 256, 512, 768]
+    assert [(r["timesteps"], r["kind"]) for r in curve if r["kind"] != "eval"] == [
+        (768, "final_eval")]  # only the final evaluation of the shipped model's own run
+
+
+def test_export_selects_among_candidates_on_other_deals_than_it_reports(tmp_path, capsys):
+    from uno_mk_env.training.export_model import main as export_main
+
+    summary = train(tiny(tmp_path))
+    run = Path(summary["run_dir"])
+    candidates = [str(run / "checkpoints" / "ppo_256_steps.zip"), str(run / "final.zip")]
+    out = tmp_path / "shipped" / "m.zip"
+    common = ["--games", "4", "--seed", "5", "--opponents", "greedy", "--select-games", "4",
+              "--select-opponent", "greedy", "--workers", "1"]
+    with pytest.raises(SystemExit):
+        export_main([*candidates, str(out), *common, "--select-seed", "5"])
+    assert "--select-seed 5 is the reporting --seed" in capsys.readouterr().err
+    assert not out.exists()
+    assert export_main([*candidates, str(out), *common, "--select-seed", "6"]) == 0
+    info = json.loads(out.with_suffix(".json").read_text())
+    selection = info["selection"]
+    assert [c["checkpoint"] for c in selection["candidates"]] == candidates
+    assert selection["seed"] == 6 and info["evaluation"]["seed"] == 5
+    assert info["checkpoint"] == selection["chosen"] in candidates
+    assert info["complete"] is True and "export_git" in info
+    best = max(selection["candidates"], key=lambda c: c["score"])  # the earliest on a tie
+    assert selection["chosen"] == best["checkpoint"]
+    curve = read_eval_csv(out.with_name("m_curve.csv"))
+    assert [r["kind"] for r in curve if r["timesteps"] == info["timesteps"]][-1] == (
+        "shipped_eval")

@@ -1,0 +1,88 @@
+"""Every shipped model (``models/*.json``) says truthfully how it was made: the configuration
+its JSON records matches the hyperparameters of the model files (read without unpickling: the
+``.zip``'s ``data`` JSON and the ``.npz`` metadata), every run of its resume chain kept them,
+and it records the commit, versions, a command that reproduces each run, its selection, its
+evaluation and its full curve."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from uno_mk_env.agents.ppo import PPOAgent
+
+REPO = Path(__file__).resolve().parents[1]
+MODELS = sorted((REPO / "models").glob("*.json"))
+#: Shipped before this provenance existed: no commit, a wall-clock stop; ``ppo_4p.json``'s
+#: top-level ``args`` are defaults that did not run. Each passes once retrained (strict xfail).
+LEGACY_PROVENANCE = {"ppo_2p", "ppo_4p"}
+LEGACY_CONFIG = {"ppo_4p"}
+
+
+def _params(legacy: set[str]):
+    return pytest.mark.parametrize("path", [
+        pytest.param(p, id=p.stem, marks=pytest.mark.xfail(
+            strict=True, reason="shipped before recorded provenance")) if p.stem in legacy
+        else pytest.param(p, id=p.stem) for p in MODELS
+    ])
+
+
+@_params(LEGACY_CONFIG)
+def test_recorded_configuration_matches_the_model_files(path: Path) -> None:
+    pytest.importorskip("sb3_contrib")
+    from uno_mk_env.agents.ppo import sb3_data
+    from uno_mk_env.training.args import ints
+    from uno_mk_env.training.resume import checkpoint_hyperparameters
+    from uno_mk_env.training.train_ppo import RESUME_FIXED, _comparable
+
+    info = json.loads(path.read_text())
+    args = info["args"]
+    stored = checkpoint_hyperparameters(sb3_data(path.with_suffix(".zip")))
+    assert stored, "the .zip tells its hyperparameters"
+    for name in stored:
+        if name in args:
+            assert _comparable(name, stored) == _comparable(name, args), name
+    for config in info.get("resumed_from", []):  # every run of the chain kept them
+        for name in RESUME_FIXED:
+            if name != "bc_teacher" and name in config["args"]:
+                assert _comparable(name, config["args"]) == _comparable(name, args), name
+    npz = PPOAgent(path.with_suffix(".npz")).info
+    assert npz["activation"] == args["activation"]
+    agent = PPOAgent(path.with_suffix(".npz"))
+    assert [w.shape[1] for w, _ in agent.actor.layers[:-1]] == ints(args["net_arch"])
+    assert agent.actor.scale is not None  # the scaled-observation extractor
+    digest = hashlib.sha256(path.with_suffix(".zip").read_bytes()).hexdigest()
+    assert npz["provenance"]["source_sha256"] == digest  # the .npz is this .zip's policy
+
+
+@_params(LEGACY_PROVENANCE)
+def test_provenance_is_complete(path: Path) -> None:
+    pytest.importorskip("sb3_contrib")
+    from uno_mk_env.training.curves import read_eval_csv
+    from uno_mk_env.training.train_ppo import Args, parse_args
+
+    info = json.loads(path.read_text())
+    assert info["complete"] is True, "its run stopped at its --total-timesteps"
+    for config in [info, *info.get("resumed_from", [])]:
+        assert re.fullmatch(r"[0-9a-f]{40}", config["git"]["commit"] or "")
+        assert config["versions"]["uno-mk-env"]
+        argv = shlex.split(config["command"])
+        assert parse_args(argv[3:]) == Args(**config["args"]), "the command reproduces the run"
+    assert info["timesteps"] <= info["args"]["total_timesteps"]
+    if info["timesteps"] < info["args"]["total_timesteps"]:  # a checkpoint of its run
+        assert info["checkpoint"].endswith(f"ppo_{info['timesteps']}_steps.zip")
+    evaluation = info["evaluation"]
+    assert evaluation["results"] and evaluation["duplicate_deals"]
+    selection = info["selection"]
+    if "seed" in selection:
+        assert selection["seed"] != evaluation["seed"], "chosen on other deals than reported"
+    curve = read_eval_csv(path.with_name(path.stem + "_curve.csv"))
+    assert max(r["timesteps"] for r in curve) == info["timesteps"]
+    assert {r["kind"] for r in curve if r["timesteps"] == info["timesteps"]} - {"eval"}, (
+        "the curve includes the final evaluation")
+    assert path.with_name(path.stem + "_curve.png").is_file()
