@@ -1,41 +1,60 @@
-"""``ismcts``: determinized Monte Carlo search over the root's legal actions.
+"""``ismcts``: single-observer information-set Monte Carlo tree search (SO-ISMCTS).
 
-Information-set Monte Carlo in its flat form (determinized UCB1 at the root, as in Cowling,
-Powley & Whitehouse's IS-MCTS with a one-level tree). Each simulation:
+The algorithm is SO-ISMCTS of Cowling, Powley & Whitehouse, "Information Set Monte Carlo Tree
+Search", IEEE Transactions on Computational Intelligence and AI in Games 4(2), 2012. One tree is
+grown over the searching seat's information sets: a node is a sequence of decisions (of every
+seat, opponents included) from the current decision on, as the searching seat would see them
+played. Each iteration:
 
-1. takes a sampled full game consistent with the seat's view (:meth:`Game.from_view
-   <uno_mk_env.Game.from_view>`: hidden hands and the draw-pile order re-dealt from the unseen
-   cards, with a fresh generator, so the search knows neither hidden cards nor future shuffles),
-   nudged by the ``strategic`` prior's public void inferences (:meth:`ISMCTSAgent._deal`);
-2. picks a root action by UCB1 over the statistics so far (each action once first), plus a
-   small bonus for the ``strategic`` agent's choice (``prior_bonus``): with budgets of tens of
-   simulations the value estimates are noisy, and the bonus keeps the search from leaving a
-   sound heuristic move on noise alone;
-3. plays it, then the fast default policy :func:`rollout_action` for every seat, until the round
-   ends or ``max_depth`` decisions have been made;
-4. backs up the value: ``+1`` if the searching seat won the round, ``-1/(N-1)`` if another seat
-   did (the zero-sum "win" reward of DESIGN.md §7), ``0`` for a stalemate, and at the depth cap
-   the expected reward under a hand-size model, ``P(win) ∝ size ** -k`` (fitted on games of the
-   rule agents). Short rollouts scored this way beat full-length ones in tuning (at 50
-   simulations, 2 players, against ``strategic``: depth 10 won 43% of 300 games, depth 30 41%,
-   depth 300 34%): the outcome of a long rollout of a weak policy is mostly noise.
+1. **Determinize.** Sample one full game consistent with the seat's view
+   (:meth:`Game.from_view <uno_mk_env.Game.from_view>`: the other hands and the draw-pile order
+   re-dealt from the unseen cards, with a fresh generator, so the search knows neither hidden
+   cards nor future shuffles), nudged by the ``strategic`` agent's public void-colour beliefs
+   through ``from_view``'s ``condition`` hook (:meth:`ISMCTSAgent._deal`).
+2. **Select.** From the root, while every action legal *in this determinization* already has a
+   child, descend to the child maximising UCB1 with *availability* counts,
+   ``mean + c * sqrt(ln(n_avail) / n)``, where ``n_avail`` counts the iterations in which the
+   child's action was legal (ISMCTS's fix for actions that exist in some determinizations
+   only). Opponents' decisions are tree nodes too: a node's value is the reward of the seat
+   that decides there, so each seat maximises its own reward (single observer: opponents
+   choose from the statistics of the searcher's tree, on the determinization's cards).
+   ``CATCH_UNO``/``CALL_UNO`` are taken whenever legal (free, docs/rules.md R8) and forced
+   moves need no choice, but they are still nodes, so that paths through the tree stay
+   aligned across determinizations.
+3. **Expand** one action legal here that has no child yet (the ``strategic`` agent's choice
+   first at the root, else in the order of the default policy's preference).
+4. **Simulate** with the default policy :func:`rollout_action` for every seat until the round
+   ends or ``max_depth`` decisions were played; at the cap the outcome is scored by a hand-size
+   model (:meth:`ISMCTSAgent._leaf_rewards`).
+5. **Back up** :func:`uno_mk_env.rewards.win_reward` (the winner ``+1``, every other seat
+   ``-1/(N-1)``, ``0`` without a winner) for the deciding seat of every node on the path, and
+   count one visit each.
 
-Common random numbers: the ``m``-th simulation of every root action uses the same sampled deal
-and the same rollout seed, so actions are compared on the same hidden cards and the deal's luck
-largely cancels out of their difference.
+At the root the ``strategic`` agent's choice gets a constant bonus ``prior_bonus`` in UCB1
+(progressive bias that does not fade): with budgets of a few hundred iterations the value
+estimates are noisy, and the bonus keeps the search from leaving a sound heuristic move on
+noise alone. The move played is the most visited root child (ties: the prior's, then the
+higher mean). Search is skipped when only one action is legal, and ``CATCH_UNO``/``CALL_UNO``
+are taken at once.
 
-The move played is the most visited root action (ties: the prior's, then the higher mean).
-Search is skipped when only one action is legal, and ``CATCH_UNO``/``CALL_UNO`` are always
-taken at once (free, R8). The agent is deterministic given its seed: every random choice
-(deals, rollout tie-breaks) comes from its own generator.
+Budget: ``ismcts:N`` runs ``N`` iterations per decision (deterministic given the agent's seed,
+so tournaments with it are reproducible for any number of workers); ``ismcts:Tms`` searches
+for ``T`` milliseconds of wall-clock time per decision (at least one iteration), which depends
+on the machine and its load, so it is *not* reproducible. Options follow the budget as
+``:key=value`` parts (``ismcts:200:c=0.5:depth=20``; see :data:`SPEC_OPTIONS`; colons, not
+commas, so that a spec fits in a comma-separated agent list).
 
-Registered as ``ismcts`` with the spec ``ismcts:N`` (``N`` simulations per move, default 100).
+The agent never sees hidden state: it reads its :class:`~uno_mk_env.PlayerView` only, and every
+game it simulates is built from that view.
 """
 
 from __future__ import annotations
 
 import math
 import random
+import re
+import time
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -49,12 +68,16 @@ from uno_mk_env.rewards import win_reward
 from .base import Agent, register
 from .rule_based import StrategicAgent, _uno_reflex, legal_ids
 
-__all__ = ["ISMCTSAgent", "rollout_action", "DEFAULT_SIMULATIONS"]
+__all__ = [
+    "DEFAULT_SIMULATIONS", "ISMCTSAgent", "SearchParams", "SPEC_OPTIONS", "parse_spec",
+    "rollout_action",
+]
 
-DEFAULT_SIMULATIONS = 100
+#: Iterations per decision of the plain ``ismcts`` spec.
+DEFAULT_SIMULATIONS = 200
 
 
-def _most_held_colour(hand: list[int]) -> int:
+def _most_held_colour(hand: bytes | bytearray | list[int]) -> int:
     counts = [sum(hand[0:13]), sum(hand[13:26]), sum(hand[26:39]), sum(hand[39:52])]
     return counts.index(max(counts))
 
@@ -120,26 +143,137 @@ def rollout_action(g: Game, rnd: random.Random, epsilon: float = 0.1) -> int:
     return legal[0]
 
 
-def _honest_w4(g: Game, hand: list[int]) -> bool:
+def _honest_w4(g: Game, hand: bytearray) -> bool:
     """R6.1 on the sampled hand: no card of the active colour, and no WB when that counts."""
     return w4_is_legal(held_mask(hand), g.colour, g.rules.item_box_counts_for_w4)
 
 
+# ------------------------------------------------------------------------------ parameters
+@dataclass(frozen=True)
+class SearchParams:
+    """The search's settings (spec options in brackets, see :data:`SPEC_OPTIONS`).
+
+    Attributes:
+        simulations: iterations per decision when ``milliseconds`` is ``None``.
+        milliseconds: wall-clock search time per decision instead (not reproducible) [ms].
+        exploration: UCB1 constant ``c``; rewards lie in ``[-1/(N-1), 1]`` [c].
+        max_depth: default-policy decisions per simulation before it is scored by the
+            hand-size model; ``0``: play every simulation to the end of the round [depth].
+        epsilon: randomness of the default policy (:func:`rollout_action`) [eps].
+        prior_bonus: added at the root to the UCB value of the ``strategic`` agent's choice
+            [prior].
+        value_exponent: ``k`` of the hand-size model ``P(win) ∝ size ** -k``; ``None``: 0.5 at
+            two players, 1.0 at more (maximum-likelihood fits on games of the rule agents) [k].
+        use_voids: bias determinizations by the ``strategic`` agent's void beliefs [voids].
+        rollout: the default policy: ``"fast"`` (:func:`rollout_action`) or ``"strategic"``
+            (the ``strategic`` agent, without its table memory, for every seat; slower)
+            [rollout].
+        crn: common random numbers at the root: the root action is chosen before the
+            determinization, and the ``m``-th visit of every root action plays the same
+            ``m``-th sampled deal and rollout seed [crn].
+    """
+
+    simulations: int = DEFAULT_SIMULATIONS
+    milliseconds: float | None = None
+    exploration: float = 0.7
+    max_depth: int = 10
+    epsilon: float = 0.1
+    prior_bonus: float = 0.2
+    value_exponent: float | None = None
+    use_voids: bool = True
+    rollout: str = "fast"
+    crn: bool = False
+
+
+#: Values of :attr:`SearchParams.rollout`.
+ROLLOUTS = ("fast", "strategic")
+#: Spec option names (``ismcts:200:c=0.5``) and the :class:`SearchParams` field each sets.
+SPEC_OPTIONS = {
+    "c": "exploration", "depth": "max_depth", "eps": "epsilon", "prior": "prior_bonus",
+    "k": "value_exponent", "voids": "use_voids", "rollout": "rollout",
+    "crn": "crn",
+}
+_SPEC_HELP = ("'ismcts', 'ismcts:N' (N iterations per move), 'ismcts:Tms' (T milliseconds per "
+              "move), optionally followed by :key=value options (" + ", ".join(SPEC_OPTIONS)
+              + "), as in 'ismcts:200' or 'ismcts:100ms:c=0.5'")
+
+
+def parse_spec(arg: str | None) -> SearchParams:
+    """:class:`SearchParams` from the text after ``ismcts:`` (``None``: the defaults).
+
+    Raises:
+        ValueError: one line naming the bad part and what is allowed.
+    """
+    params = SearchParams()
+    if arg is None:
+        return params
+    budget, *options = [part.strip() for part in arg.split(":")]
+    m = re.fullmatch(r"(\d+)(ms)?", budget)
+    if not m or int(m.group(1)) < 1:
+        raise ValueError(f"agent 'ismcts': bad budget {budget!r}; allowed: {_SPEC_HELP}")
+    if m.group(2):
+        params = replace(params, milliseconds=float(m.group(1)))
+    else:
+        params = replace(params, simulations=int(m.group(1)))
+    types = {f.name: f.type for f in fields(SearchParams)}
+    for option in options:
+        key, sep, text = option.partition("=")
+        if not sep or key not in SPEC_OPTIONS:
+            raise ValueError(f"agent 'ismcts': bad option {option!r}; allowed: {_SPEC_HELP}")
+        name = SPEC_OPTIONS[key]
+        value: object
+        try:
+            if name == "rollout":
+                if text not in ROLLOUTS:
+                    raise ValueError
+                value = text
+            elif "bool" in str(types[name]):
+                if text not in ("0", "1", "true", "false"):
+                    raise ValueError
+                value = text in ("1", "true")
+            elif "int" in str(types[name]):
+                value = int(text)
+                if value < 0:
+                    raise ValueError
+            else:
+                value = float(text)
+                if not math.isfinite(value) or value < 0:
+                    raise ValueError
+        except ValueError:
+            allowed = (" or ".join(ROLLOUTS) if name == "rollout"
+                       else f"a non-negative {str(types[name]).split()[0]}")
+            raise ValueError(f"agent 'ismcts': bad value in {option!r}; {key} takes "
+                             f"{allowed}") from None
+        params = replace(params, **{name: value})
+    return params
+
+
+# ---------------------------------------------------------------------------------- the tree
+class _Node:
+    """A node of the tree: the decision sequence from the root to it, as seen by the searcher.
+
+    ``visits``/``total``: simulations through it and the sum of their rewards for ``player``,
+    the seat that chose the action leading here; ``avail``: iterations in which that action was
+    legal at the parent (the availability count of ISMCTS).
+    """
+
+    __slots__ = ("children", "visits", "avail", "total", "player")
+
+    def __init__(self, player: int) -> None:
+        self.children: dict[int, _Node] = {}
+        self.visits = 0
+        self.avail = 0
+        self.total = 0.0
+        self.player = player
+
+
 class ISMCTSAgent(Agent):
-    """Flat information-set Monte Carlo with UCB1 at the root (see the module docstring).
+    """Single-observer information-set MCTS (see the module docstring).
 
     Args:
         seed: seed of the agent's generator (determinizations and rollout randomness).
-        simulations: simulations (sampled deal + rollout) per decision.
-        max_depth: decisions per rollout before it is cut off and scored by hand sizes.
-        exploration: UCB1 constant ``c`` in ``mean + c * sqrt(ln(N) / n)`` (values lie in
-            ``[-1, 1]``).
-        epsilon: rollout policy randomness (:func:`rollout_action`).
-        prior_bonus: added to the mean value of the ``strategic`` agent's choice in UCB1.
-        value_exponent: ``k`` of the depth-cap value model ``P(win) ∝ size ** -k``; by
-            default the maximum-likelihood fits on ``strategic``/``greedy`` games, 0.5 at two
-            players and 1.0 at more.
-        use_voids: bias the sampled deals by the prior's void-colour beliefs.
+        simulations: iterations per decision (ignored when ``params`` is given).
+        params: every setting (:class:`SearchParams`); overrides ``simulations``.
     """
 
     name = "ismcts"
@@ -148,25 +282,21 @@ class ISMCTSAgent(Agent):
         self,
         seed: int | None = None,
         simulations: int = DEFAULT_SIMULATIONS,
-        max_depth: int = 10,
-        exploration: float = 0.7,
-        epsilon: float = 0.1,
-        prior_bonus: float = 0.2,
-        value_exponent: float | None = None,
-        use_voids: bool = True,
+        params: SearchParams | None = None,
     ) -> None:
         super().__init__(seed)
-        if simulations < 1:
-            raise ValueError(f"simulations must be >= 1, got {simulations}")
+        if params is None:
+            params = SearchParams(simulations=simulations)
+        if params.simulations < 1:
+            raise ValueError(f"simulations must be >= 1, got {params.simulations}")
+        self.params = params
         self.prior = StrategicAgent(seed)
-        self.prior_choice = -1
-        self.prior_bonus = prior_bonus
-        self.value_exponent = value_exponent
-        self.use_voids = use_voids
-        self.simulations = simulations
-        self.max_depth = max_depth
-        self.exploration = exploration
-        self.epsilon = epsilon
+        self.last_root: _Node | None = None  # the latest search tree (tests, diagnostics)
+        self.iterations = 0  # iterations of the latest search
+
+    @property
+    def simulations(self) -> int:
+        return self.params.simulations
 
     def reset(self, seed: int | None = None) -> None:
         """New game: reseeds and resets the prior's memory."""
@@ -178,43 +308,179 @@ class ISMCTSAgent(Agent):
     ) -> int:
         legal = legal_ids(action_mask, view)
         # The prior sees every decision, so its table memory (void colours) stays current.
-        prior = self.prior_choice = self.prior.act(observation, action_mask, view)
+        prior = self.prior.act(observation, action_mask, view)
         if len(legal) == 1:
             return legal[0]
         reflex = _uno_reflex(legal)
         if reflex is not None:
             return reflex
+        root = self.search(view, prior)
+        best = max(
+            legal,
+            key=lambda a: (
+                root.children[a].visits if a in root.children else -1,
+                a == prior,
+                root.children[a].total / root.children[a].visits
+                if a in root.children and root.children[a].visits else -1.0,
+            ),
+        )
+        return best
+
+    # ------------------------------------------------------------------------ search
+    def search(self, view: PlayerView, prior: int = -1) -> _Node:
+        """Grows a tree from ``view`` (the searcher decides) and returns its root."""
+        p = self.params
         rng = self.rng
-        n_actions = len(legal)
-        visits = [0] * n_actions
-        totals = [0.0] * n_actions
-        deals: list[tuple[Game, int]] = []
-        voids = self.prior.void_beliefs() if self.use_voids else []
-        c = self.exploration
-        bonus = [self.prior_bonus if a == prior else 0.0 for a in legal]
-        for sim in range(self.simulations):
-            if sim < n_actions:
-                j = sim
+        master = random.Random(int(rng.integers(2**63)))
+        rnd = master
+        seat = view.seat
+        n = view.num_players
+        root = _Node(-1)
+        root_legal = view.legal_actions
+        voids = self.prior.void_beliefs() if p.use_voids else []
+        c = p.exploration
+        bonus = p.prior_bonus
+        depth_cap = p.max_depth
+        eps = p.epsilon
+        crn = p.crn
+        helper = StrategicAgent(0) if p.rollout == "strategic" else None
+        deals: list[Game] = []
+        seeds: list[int] = []
+        deadline = None
+        if p.milliseconds is not None:
+            deadline = time.perf_counter() + p.milliseconds / 1000.0
+        limit = p.simulations if deadline is None else 1 << 62
+        log = math.log
+        sqrt = math.sqrt
+        it = 0
+        while it < limit:
+            if deadline is not None and it and time.perf_counter() >= deadline:
+                break
+            it += 1
+            node = root
+            path: list[_Node] = []
+            if crn:
+                # Common random numbers: the root action is chosen first (every root action is
+                # legal in every determinization); its m-th visit plays the m-th sampled deal
+                # with the m-th rollout seed, so root actions are compared on the same cards.
+                children = root.children
+                a = -1
+                if len(children) < len(root_legal):
+                    if prior in root_legal and prior not in children:
+                        a = prior
+                    else:
+                        a = next(x for x in root_legal if x not in children)
+                    child = children[a] = _Node(seat)
+                else:
+                    best_v = -1e300
+                    for x in root_legal:
+                        ch = children[x]
+                        v = ch.total / ch.visits + c * sqrt(log(ch.avail) / ch.visits)
+                        if x == prior:
+                            v += bonus
+                        if v > best_v:
+                            a, best_v = x, v
+                    child = children[a]
+                for ch in children.values():
+                    ch.avail += 1
+                m = child.visits
+                if m == len(deals):
+                    deals.append(self._deal(view, rng, voids))
+                    seeds.append(master.getrandbits(63))
+                g = deals[m].clone()
+                rnd = random.Random(seeds[m])
+                g.step(a)
+                path.append(child)
+                node = child
+                expanded = not child.visits
             else:
-                log_n = math.log(sim)
-                j = max(
-                    range(n_actions),
-                    key=lambda i: (
-                        totals[i] / visits[i] + bonus[i] + c * math.sqrt(log_n / visits[i])
-                    ),
-                )
-            m = visits[j]
-            if m == len(deals):
-                deals.append((self._deal(view, rng, voids), int(rng.integers(2**63))))
-            deal, rollout_seed = deals[m]
-            g = deal.clone()
-            g.step(legal[j])
-            visits[j] += 1
-            totals[j] += self._rollout(g, view.seat, random.Random(rollout_seed))
-        return legal[max(
-            range(n_actions),
-            key=lambda i: (visits[i], bonus[i], totals[i] / visits[i] if visits[i] else -1.0),
-        )]
+                g = self._deal(view, rng, voids)
+                expanded = False
+            # ---- selection / expansion
+            while not expanded and not (g.round_over or g.game_over):
+                legal = g.legal_action_ids()
+                mover = g.current_player
+                children = node.children
+                if legal[-1] >= A.CALL_UNO or len(legal) == 1:  # reflex or forced: no choice
+                    a = (A.CATCH_UNO if A.CATCH_UNO in legal else legal[-1]) if len(legal) > 1 \
+                        else legal[0]
+                    child = children.get(a)
+                    if child is None:
+                        child = children[a] = _Node(mover)
+                    child.avail += 1
+                    path.append(child)
+                    g.step(a)
+                    node = child
+                    continue
+                untried = None
+                for a in legal:
+                    child = children.get(a)
+                    if child is None:
+                        if untried is None:
+                            untried = a
+                    else:
+                        child.avail += 1
+                if untried is not None:
+                    if node is root:
+                        a = prior if prior in legal and prior not in children else untried
+                    else:
+                        a = rollout_action(g, rnd, 0.0)
+                        if a in children:
+                            a = untried
+                    child = children[a] = _Node(mover)
+                    child.avail += 1
+                    path.append(child)
+                    g.step(a)
+                    break
+                best_a, best_v = -1, -1e300
+                at_root = node is root
+                for a in legal:
+                    child = children[a]
+                    v = child.total / child.visits + c * sqrt(log(child.avail) / child.visits)
+                    if at_root and a == prior:
+                        v += bonus
+                    if v > best_v:
+                        best_a, best_v = a, v
+                node = children[best_a]
+                path.append(node)
+                g.step(best_a)
+            # ---- simulation
+            steps = 0
+            while not (g.round_over or g.game_over):
+                if depth_cap and steps >= depth_cap:
+                    break
+                if helper is None:
+                    g.step(rollout_action(g, rnd, eps))
+                else:
+                    g.step(helper.act(None, None, g.view(g.current_player)))
+                steps += 1
+            if g.round_over or g.game_over:
+                winner = g.round_winner
+                if winner is None:
+                    rewards = [0.0] * n
+                else:
+                    rewards = [win_reward(n, winner, s) for s in range(n)]
+            else:
+                rewards = self._leaf_rewards(g.sizes)
+            # ---- back-propagation
+            for node in path:
+                node.visits += 1
+                node.total += rewards[node.player]
+        self.iterations = it
+        self.last_root = root
+        return root
+
+    def _leaf_rewards(self, sizes: list[int]) -> list[float]:
+        """Expected reward of every seat at the depth cap: ``P(seat wins)`` modelled as
+        proportional to ``size ** -k`` (a fit on games of the rule agents)."""
+        k = self.params.value_exponent
+        n = len(sizes)
+        if k is None:
+            k = 0.5 if n == 2 else 1.0
+        weights = [max(s, 1) ** -k for s in sizes]
+        total = sum(weights)
+        lose = -1.0 / (n - 1)
+        return [w / total * (1.0 - lose) + lose for w in weights]
 
     @staticmethod
     def _deal(view: PlayerView, rng: np.random.Generator, voids: list[list[float]]) -> Game:
@@ -227,10 +493,10 @@ class ISMCTSAgent(Agent):
         unseen multiset and everything public stay the same), so the search plays against
         hands a careful player would expect. ``from_view`` runs this as its ``condition`` hook
         and then derives the engine's state (the W4 legality of a pending challenge, R6.1) from
-        the swapped hands.
+        the swapped hands. The view was just built by the driver, so it is not re-validated.
         """
-        if not voids:
-            return Game.from_view(view, rng)
+        if not voids or not any(any(row) for row in voids):
+            return Game.from_view(view, rng, validate=False)
 
         def condition(hands: list[bytearray], pile: list[int], rng: np.random.Generator) -> None:
             draws = rng.random((len(voids), 4))
@@ -251,43 +517,10 @@ class ISMCTSAgent(Agent):
                             hand[pile[i]] += 1
                             pile[i] = k
 
-        return Game.from_view(view, rng, condition)
-
-    def _rollout(self, g: Game, seat: int, rnd: random.Random) -> float:
-        """Plays ``g`` on with :func:`rollout_action` and returns the value for ``seat``."""
-        eps = self.epsilon
-        for _ in range(self.max_depth):
-            if g.round_over or g.game_over:
-                break
-            g.step(rollout_action(g, rnd, eps))
-        if g.round_over or g.game_over:
-            return win_reward(g.num_players, g.round_winner, seat)
-        return self._heuristic_value(g.sizes, seat)
-
-    def _heuristic_value(self, sizes: list[int], seat: int) -> float:
-        """Expected reward at the depth cap: ``P(seat wins)`` modelled as proportional to
-        ``size ** -k`` (a fit on sensible-play games), as a reward ``+1`` / ``-1/(N-1)``."""
-        k = self.value_exponent
-        if k is None:
-            k = 0.5 if len(sizes) == 2 else 1.0
-        weights = [max(n, 1) ** -k for n in sizes]
-        p_win = weights[seat] / sum(weights)
-        n = len(sizes)  # E[win_reward] = p_win * 1 + (1 - p_win) * (-1 / (n - 1))
-        return p_win * win_reward(n, 0, 0) + (1.0 - p_win) * win_reward(n, 0, 1)
+        return Game.from_view(view, rng, condition, validate=False)
 
 
-@register("ismcts", "determinized Monte Carlo search, spec ismcts:N (N simulations per move)",
-          example="ismcts:20")
+@register("ismcts", "information-set MCTS (SO-ISMCTS), spec ismcts:N (N iterations per move) "
+          "or ismcts:Tms (T ms per move, not reproducible)", example="ismcts:20")
 def _make_ismcts(arg: str | None, seed: int | None) -> Agent:
-    if arg is None:
-        return ISMCTSAgent(seed)
-    try:
-        n = int(arg)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise ValueError(
-            f"agent 'ismcts' takes a positive number of simulations per move, as in "
-            f"'ismcts:200'; got {arg!r}"
-        )
-    return ISMCTSAgent(seed, simulations=n)
+    return ISMCTSAgent(seed, params=parse_spec(arg))

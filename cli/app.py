@@ -4,6 +4,7 @@
 
     uno-mk play --opponents greedy,random --players 3 --seed 1 [--rule uno_catch=next_player]
     uno-mk tournament --agents greedy,random --players 4 --games 400 --seed 1 --workers 2
+    uno-mk evaluate ppo:models/ppo_2p.npz --workers 2                 # a benchmark card
     uno-mk train --num-players 2 --total-timesteps 1000000     # last line: agent: ppo:PATH
     uno-mk export CHECKPOINT models/ppo_4p.zip
     uno-mk agents
@@ -38,7 +39,7 @@ from uno_mk_env import RulesError
 from uno_mk_env.agents.base import AgentError, AgentSpecError
 from uno_mk_env.evaluation.tournament import OutputPathError, TournamentError
 
-from . import agents, demo, export, play, replay, rules, tournament, train
+from . import agents, demo, evaluate, export, play, replay, rules, tournament, train
 from .common import PROG, CLIError, rules_from_args
 from .tournament import print_leaderboard
 
@@ -47,7 +48,7 @@ __all__ = ["COMMANDS", "PROG", "CLIError", "build_parser", "main", "print_leader
 
 #: The subcommand modules, in the order ``uno-mk --help`` lists them.
 COMMANDS: tuple[ModuleType, ...] = (
-    play, tournament, replay, train, export, agents, rules, demo,
+    play, tournament, replay, evaluate, train, export, agents, rules, demo,
 )
 
 

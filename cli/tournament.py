@@ -4,7 +4,7 @@
 
     uno-mk tournament --agents greedy,random --players 4 --games 400 --seed 1 --workers 2
 
-Needs the ``eval`` extra (scipy for the confidence intervals, openskill for the ratings); without
+Needs the ``eval`` extra (scipy: confidence intervals and the Plackett–Luce rating fit); without
 it the command ends with one line naming it. matplotlib (the PNG plot), tqdm (the progress bar)
 and rich (drawn tables) are used when installed and skipped otherwise.
 """
@@ -42,7 +42,7 @@ from .common import (
 )
 
 #: What a tournament cannot do without (the ``eval`` extra): confidence intervals and ratings.
-NEEDS = ("scipy", "openskill")
+NEEDS = ("scipy",)
 EXTRA = "eval"
 LABEL_LIMIT = 32  #: longer agent labels are shortened from the left in tables and the plot
 
@@ -51,7 +51,7 @@ def add_parser(subparsers: Any) -> None:
     t = subparsers.add_parser(
         "tournament", help="play a seeded tournament between agents",
         description="Round-robin tournament with duplicate deals, confidence intervals and "
-                    "openskill ratings (needs the 'eval' extra).")
+                    "Plackett-Luce ratings fitted on all games (needs the 'eval' extra).")
     t.add_argument("--agents", required=True,
                    help="comma-separated agent specs, e.g. greedy,random,ismcts:200")
     t.add_argument("--players", type=int, help="seats per table, 2-10 "
@@ -71,6 +71,9 @@ def add_parser(subparsers: Any) -> None:
     t.add_argument("--replays", type=int, default=0, metavar="N",
                    help="record the first N games decision by decision into replays.json "
                         "(view them with 'uno-mk replay --from DIR'; default 0)")
+    t.add_argument("--allow-cheating", action="store_true",
+                   help="admit agents that see hidden cards (oracle), as skill-ceiling "
+                        "references; refused otherwise")
     t.add_argument("--no-plot", action="store_true",
                    help="do not write the PNG plot (never written without matplotlib)")
     t.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -101,6 +104,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         agent_specs, n, args.games, seed=args.seed, rules=rules,
         duplicate=not args.no_duplicate, workers=args.workers,
         progress=progress_wanted(args.progress), max_steps=args.max_steps,
+        allow_cheating=args.allow_cheating,
         replays=args.replays,
     )
     print_leaderboard(result, out)
@@ -186,7 +190,7 @@ def print_leaderboard(result: TournamentResult, out: TextIO) -> None:
     short = dict(zip(result.entrants, short_labels(result.entrants, LABEL_LIMIT)))
     title = (f"{c['num_players']} players · {c['games']} games"
              f"{' · duplicate deals' if c['duplicate'] else ''} · seed {c['seed']} · "
-             f"match={c['rules']['match']}")
+             f"match={c['rules']['match']} · sorted by win rate")
     columns = leaderboard_columns()
     board = result.leaderboard()
     rows = [[short[r["agent"]] if key == "agent" else cell(key, r) for key, _ in columns]
@@ -205,6 +209,11 @@ def print_leaderboard(result: TournamentResult, out: TextIO) -> None:
         ]
         print_table(out, "head-to-head: row placed ahead of column", ["", *names], cells,
                     right=names)
+    from uno_mk_env.evaluation.tournament import leaderboard_legend
+
+    print("columns:", file=out)
+    for line in leaderboard_legend():
+        print(f"  {line}", file=out)
     for note in getattr(result, "notes", list)():
         print(f"note: {note}", file=out)
     o = result.outcomes()

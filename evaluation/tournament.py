@@ -1,11 +1,12 @@
 """Tournaments between agents: seeded, duplicate-dealt, parallel, with confidence intervals and
-multi-player ratings.
+a Plackett–Luce rating fitted on all games at once.
 
 Schedule
     The agents given (``agent_specs``) become *entrants*: a spec given twice becomes two entrants
     (``random``, ``random#2``), and with fewer specs than seats the specs are cycled to fill the
-    table (``greedy,random`` at 4 players: ``greedy``, ``random``, ``greedy#2``, ``random#2``).
-    Games are played in *blocks* of ``num_players`` games. Block ``b`` seats the table
+    table (``greedy,random`` at 4 players: ``greedy``, ``random``, ``greedy#2``, ``random#2``);
+    :meth:`TournamentResult.notes` says so. Games are played in *blocks* of ``num_players``
+    games. Block ``b`` seats the table
     ``combinations(entrants, num_players)[b % C]`` (round robin over the tables when there are
     more entrants than seats), shuffles its seating order with the block's seed, then plays it
     once per rotation, so every entrant sits in every seat once per block. With ``duplicate=True``
@@ -26,13 +27,22 @@ Outcome of a game
     equal keys share a place.
 
 Per entrant
-    Win rate with a 95 % Wilson score interval; mean reward as the env's ``reward="win"``
-    (DESIGN.md §7: winner +1, the others -1/(N-1), 0 to all without a winner); points scored per
-    round; mean place; a pairwise head-to-head table (share of common games finishing ahead, a
-    tie counting half); and an openskill Plackett-Luce rating fed the places of every game in
-    schedule order (``rating`` is its ordinal, mu - 3 sigma). Duplicate games are not
-    independent, so the Wilson interval is an approximation (a conservative one at two players,
-    where the two games of a deal are negatively correlated).
+    The leaderboard's columns are listed, each with a one-line legend, in
+    :data:`LEADERBOARD_COLUMNS`; rows are sorted by win rate (then mean place). Win rate with a
+    95 % Wilson score interval; mean reward as the env's ``reward="win"``
+    (docs/api.md#rewards-and-episodes: winner +1, the others -1/(N-1), 0 to all without a
+    winner); points scored per round; mean place; a pairwise head-to-head table (share of
+    common games finishing ahead, a tie counting half); and a Plackett–Luce rating fitted by
+    maximum likelihood on the places of all games at once (:mod:`uno_mk_env.evaluation.ratings`:
+    it does not depend on the order of the games; 95 % intervals clustered by deal). Duplicate
+    games are not independent, so the Wilson interval is an approximation (a conservative one at
+    two players, where the two games of a deal are negatively correlated).
+
+Cheating agents
+    An agent with ``cheats = True`` (:class:`uno_mk_env.agents.oracle.CheatingAgent`: it sees
+    hidden cards) is refused unless ``allow_cheating=True``; when allowed, :func:`play_game`
+    shows it the true game before each of its decisions, and the result marks it
+    (``config["cheating"]``, :meth:`TournamentResult.notes`).
 """
 
 from __future__ import annotations
@@ -72,9 +82,10 @@ from uno_mk_env.rewards import win_reward
 from uno_mk_env.seeding import derive_seed
 
 __all__ = [
-    "DEFAULT_MAX_STEPS", "AgentError", "AgentSpecError", "GameRecord", "GameTask",
-    "OutputPathError", "TournamentError", "TournamentResult", "build_agent", "check_output_dir",
-    "discover_agents", "entrant_labels", "make_rules", "play_game", "run_tournament", "schedule",
+    "DEFAULT_MAX_STEPS", "LEADERBOARD_COLUMNS", "AgentError", "AgentSpecError", "GameRecord",
+    "GameTask", "OutputPathError", "TournamentError", "TournamentResult", "build_agent",
+    "check_output_dir", "cheating_refusal", "discover_agents", "entrant_labels",
+    "leaderboard_legend", "make_rules", "play_game", "run_tournament", "schedule",
     "wilson_interval",
 ]
 
@@ -88,6 +99,38 @@ FILE_NAMES = {
     "games": "games.csv",
     "plot": "tournament.png",
 }
+
+
+#: The leaderboard's columns: (row key, table header, one-line legend). Rows are sorted by win
+#: rate, the metric a tournament's leaderboard is about (then mean place, then label).
+LEADERBOARD_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("rank", "#", "position in this table, sorted by win rate (ties: mean place)"),
+    ("agent", "agent", "entrant: its agent spec; spec#k is the k-th copy of the same spec"),
+    ("games", "games", "games the entrant played"),
+    ("wins", "wins", "games it won"),
+    ("win_rate", "win rate [95% CI]",
+     "wins / games, with a 95% Wilson score interval (duplicate deals make it approximate)"),
+    ("mean_reward", "reward",
+     "mean reward=\"win\": +1 for a win, -1/(N-1) for a loss, 0 when nobody won"),
+    ("points_per_round", "pts/round", "points it scored per round played (docs/rules.md R10.2)"),
+    ("mean_place", "place",
+     "mean finishing place: 1 = winner, then by score, then by points left in hand"),
+    ("rating", "rating [95% CI]",
+     "Plackett-Luce log-strength fitted on all games' finishing orders at once (mean 0; a "
+     "gap d between two entrants: odds e^d that the first finishes ahead); CI clustered by deal"),
+)
+
+
+def leaderboard_legend() -> list[str]:
+    """One line per leaderboard column: ``"header: legend"``."""
+    return [f"{header}: {legend}" for _, header, legend in LEADERBOARD_COLUMNS]
+
+
+def cheating_refusal(label: str) -> str:
+    """The one-line refusal of a cheating agent in a tournament that does not allow it."""
+    return (f"agent {label!r} cheats (it sees hidden cards) and is refused here; it is only a "
+            "reference for the skill ceiling: pass allow_cheating=True (--allow-cheating) to "
+            "play it anyway")
 
 
 #: Written by :meth:`TournamentResult.save` when the tournament recorded games (``replays``).
@@ -238,13 +281,21 @@ def play_game(
     max_steps: int = DEFAULT_MAX_STEPS,
     labels: Sequence[str] | None = None,
     encode: Callable[[PlayerView], np.ndarray] | None = None,
+    allow_cheating: bool = False,
 ) -> GameRecord:
     """Plays one game, driving the engine directly; ``players[seat]`` acts for ``seat``.
 
+    A cheating agent (``cheats = True``) is refused unless ``allow_cheating``; when allowed, it
+    is shown the true game (``observe_game``) before each of its decisions.
+
     Raises:
         AgentError: an agent returned an illegal action or raised; names the agent and seat.
+        AgentSpecError: a cheating agent without ``allow_cheating``.
     """
     labels = labels if labels is not None else [a.name for a in players]
+    cheats = [bool(getattr(a, "cheats", False)) for a in players]
+    if any(cheats) and not allow_cheating:
+        raise AgentSpecError(cheating_refusal(labels[cheats.index(True)]))
     for seat, agent in enumerate(players):
         agent.reset(task.agent_seeds[seat])
     g = Game(rules, seed=task.game_seed)
@@ -255,6 +306,8 @@ def play_game(
             capped = True
             break
         p = g.current_player
+        if cheats[p]:
+            players[p].observe_game(g)  # type: ignore[attr-defined]
         try:
             action = agent_action(players[p], g, labels[p], encode)
         except AgentError as e:
@@ -278,10 +331,12 @@ class _Runner:
     """Plays tasks in one process; builds each entrant's agent on first use and keeps it (one
     per entrant and process, reset before every game)."""
 
-    def __init__(self, entrants: Sequence[tuple[str, str]], rules: Rules, max_steps: int):
+    def __init__(self, entrants: Sequence[tuple[str, str]], rules: Rules, max_steps: int,
+                 allow_cheating: bool = False):
         self.entrants = list(entrants)
         self.rules = rules
         self.max_steps = max_steps
+        self.allow_cheating = allow_cheating
         self.agents: dict[int, Agent] = {}
 
     def play(self, task: GameTask) -> GameRecord:
@@ -290,7 +345,7 @@ class _Runner:
                 self.agents[e] = build_agent(self.entrants[e][1], seed=0)
         return play_game(
             task, [self.agents[e] for e in task.seats], self.rules, self.max_steps,
-            labels=[self.entrants[e][0] for e in task.seats],
+            labels=[self.entrants[e][0] for e in task.seats], allow_cheating=self.allow_cheating,
         )
 
 
@@ -301,13 +356,14 @@ _PR_SET_PDEATHSIG = 1
 
 
 def _init_worker(
-    entrants: list[tuple[str, str]], rules: dict, max_steps: int, parent: int
+    entrants: list[tuple[str, str]], rules: dict, max_steps: int, parent: int,
+    allow_cheating: bool = False,
 ) -> None:
     """Initializer of a worker process of the main process ``parent`` (a pid):
     :func:`_worker_signals`, then the process's runner."""
     global _WORKER_RUNNER
     _worker_signals(parent)
-    _WORKER_RUNNER = _Runner(entrants, Rules(**rules), max_steps)
+    _WORKER_RUNNER = _Runner(entrants, Rules(**rules), max_steps, allow_cheating)
 
 
 def _worker_signals(parent: int) -> None:
@@ -400,7 +456,7 @@ def _start_method() -> str:
 
 def _play_in_workers(
     tasks: list[GameTask], entrants: list[tuple[str, str]], rules: Rules, max_steps: int,
-    workers: int, records: list[GameRecord], bar: Any,
+    workers: int, records: list[GameRecord], bar: Any, allow_cheating: bool = False,
 ) -> None:
     """Plays ``tasks`` in chunks on a pool of worker processes, appending to ``records``.
 
@@ -415,7 +471,8 @@ def _play_in_workers(
     chunks = list(_chunks(tasks, size))
     executor = ProcessPoolExecutor(
         min(workers, len(chunks)), mp_context=multiprocessing.get_context(method),
-        initializer=_init_worker, initargs=(entrants, rules.to_dict(), max_steps, os.getpid()),
+        initializer=_init_worker, initargs=(entrants, rules.to_dict(), max_steps, os.getpid(),
+                                               allow_cheating),
     )
     futures: list[Future] = []
     processes: list[Any] = []
@@ -499,19 +556,6 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     return float(ci.low), float(ci.high)
 
 
-def _ratings(entrants: Sequence[str], records: Sequence[GameRecord]) -> list[tuple[float, float]]:
-    """(mu, sigma) per entrant after rating every game in schedule order (Plackett-Luce)."""
-    from openskill.models import PlackettLuce
-
-    model = PlackettLuce()
-    ratings = [model.rating(name=label) for label in entrants]
-    for rec in records:
-        teams = [[ratings[e]] for e in rec.seats]
-        for e, (new,) in zip(rec.seats, model.rate(teams, ranks=list(rec.places)), strict=True):
-            ratings[e] = new
-    return [(r.mu, r.sigma) for r in ratings]
-
-
 @dataclass
 class TournamentResult:
     """Everything a tournament produced: its configuration, one record per game (in schedule
@@ -569,11 +613,12 @@ class TournamentResult:
                         h2h_ahead[e][f] += 1
                     elif rec.places[s] == rec.places[t]:
                         h2h_ties[e][f] += 1
-        ratings = _ratings(self.entrants, self.records)
+        from .ratings import rating_rows
+
+        ratings = rating_rows(self.entrants, self.records)
         rows = []
         for e, label in enumerate(self.entrants):
             lo, hi = wilson_interval(wins[e], games[e])
-            mu, sigma = ratings[e]
             g = max(games[e], 1)
             rows.append({
                 "agent": label,
@@ -586,11 +631,9 @@ class TournamentResult:
                 "mean_reward": reward[e] / g,
                 "points_per_round": points[e] / max(rounds[e], 1),
                 "mean_place": place_sum[e] / g,
-                "rating": mu - 3 * sigma,
-                "mu": mu,
-                "sigma": sigma,
+                **ratings[e],
             })
-        rows.sort(key=lambda r: (-r["rating"], -r["win_rate"], r["agent"]))
+        rows.sort(key=lambda r: (-r["win_rate"], r["mean_place"], r["agent"]))
         for i, row in enumerate(rows, 1):
             row["rank"] = i
         score = [
@@ -615,10 +658,28 @@ class TournamentResult:
 
     # -------------------------------------------------------------------- accessors
     def leaderboard(self) -> list[dict[str, Any]]:
-        """One row per entrant, best rating first (keys: rank, agent, games, wins, no_winner,
-        win_rate, win_ci_low, win_ci_high, mean_reward, points_per_round, mean_place, rating,
-        mu, sigma)."""
+        """One row per entrant, best win rate first (then mean place; keys: rank, agent, games,
+        wins, no_winner, win_rate, win_ci_low, win_ci_high, mean_reward, points_per_round,
+        mean_place, rating, rating_ci_low, rating_ci_high; legends in
+        :data:`LEADERBOARD_COLUMNS`)."""
         return [dict(r) for r in self._stats["leaderboard"]]
+
+    def notes(self) -> list[str]:
+        """What a reader of the leaderboard must know beyond its columns: entrants added to fill
+        the table (copies of the specs given), and cheating agents."""
+        c = self.config
+        out = []
+        specs = c.get("agents", [])
+        if len(specs) < c["num_players"]:
+            added = c["entrants"][len(specs):]
+            out.append(
+                f"{len(specs)} agent spec(s) for {c['num_players']} seats: the specs were cycled "
+                f"to fill the table, adding {', '.join(added)} (copies of the same agents)"
+            )
+        for label in c.get("cheating", []):
+            out.append(f"{label} cheats (it sees hidden cards): a skill-ceiling reference, "
+                       "not a competitor")
+        return out
 
     def head_to_head(self) -> dict[str, Any]:
         """``score[a][b]``: share of the games entrants ``a`` and ``b`` played together in which
@@ -777,6 +838,7 @@ def run_tournament(
     workers: int = 1,
     progress: bool = False,
     max_steps: int = DEFAULT_MAX_STEPS,
+    allow_cheating: bool = False,
     replays: int = 0,
 ) -> TournamentResult:
     """Plays a seeded tournament (see the module docstring).
@@ -796,9 +858,12 @@ def run_tournament(
         replays: record the first ``replays`` games decision by decision for the replay viewer
             (re-played in this process after the tournament and checked against their
             results; ``TournamentResult.replays``, saved as ``replays.json``).
+        allow_cheating: admit agents that see hidden cards (``cheats = True``, such as
+            ``oracle``); without it they are refused.
 
     Raises:
-        AgentSpecError: an agent spec cannot be built. RulesError: a bad rule option or player
+        AgentSpecError: an agent spec cannot be built, or cheats without ``allow_cheating``.
+            RulesError: a bad rule option or player
             count. ValueError: bad ``games``/``seed``/``workers``. AgentError: an agent failed.
             TournamentError: a worker process died or could not start (``workers > 1``; the
             other workers are ended first).
@@ -816,8 +881,13 @@ def run_tournament(
             "starts a tournament when imported; put that under if __name__ == '__main__':"
         )
     entrants = entrant_labels(agent_specs, num_players)
+    cheating = set()
     for spec in dict.fromkeys(spec for _, spec in entrants):
-        build_agent(spec, seed=0)  # fail fast, in this process, with a one-line reason
+        agent = build_agent(spec, seed=0)  # fail fast, in this process, with a one-line reason
+        if getattr(agent, "cheats", False):
+            if not allow_cheating:
+                raise AgentSpecError(cheating_refusal(spec))
+            cheating.add(spec)
     tasks = schedule(len(entrants), num_players, games, seed, duplicate)
     config = {
         "agents": list(agent_specs),
@@ -831,6 +901,8 @@ def run_tournament(
         "max_steps": max_steps,
         "rules": rules_obj.to_dict(),
         "env_version": ENV_VERSION,
+        "allow_cheating": allow_cheating,
+        "cheating": [label for label, spec in entrants if spec in cheating],
     }
     start = time.perf_counter()
     records: list[GameRecord] = []
@@ -841,13 +913,14 @@ def run_tournament(
         bar = tqdm(total=len(tasks), unit="game", desc="tournament", dynamic_ncols=True)
     try:
         if workers == 1:
-            runner = _Runner(entrants, rules_obj, max_steps)
+            runner = _Runner(entrants, rules_obj, max_steps, allow_cheating)
             for task in tasks:
                 records.append(runner.play(task))
                 if bar is not None:
                     bar.update(1)
         else:
-            _play_in_workers(tasks, entrants, rules_obj, max_steps, workers, records, bar)
+            _play_in_workers(tasks, entrants, rules_obj, max_steps, workers, records, bar,
+                             allow_cheating)
     finally:
         if bar is not None:
             bar.close()

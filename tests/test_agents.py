@@ -1,34 +1,26 @@
-"""Tests of the baseline agents (``uno_mk_env.agents.rule_based``,
-``uno_mk_env.agents.ismcts``) and a strength helper.
+"""Tests of the rule-based baseline agents (``uno_mk_env.agents.rule_based``) and the agents'
+shared behaviour (the search agent has its own file, tests/test_ismcts.py).
 
-The default tests check that every agent returns a legal action in every phase, player count
-(2-10) and rules preset, that agents are deterministic given their seed and see only the
-:class:`~uno_mk_env.PlayerView`, the registry specs, and the key heuristics on rigged positions
-(RULES.md clauses cited). Tournaments are ``@pytest.mark.slow``.
-
-Run as a script for the strength report (win rates with 95% CIs, paired seats)::
-
-    python tests/test_agents.py strength --games 2000
-    python tests/test_agents.py ismcts --games 100 --budgets 50 200
+Every agent returns a legal action in every phase, player count (2-10) and rules preset, is
+deterministic given its seed and sees only the :class:`~uno_mk_env.PlayerView`; the registry
+builds agents from specs; the key heuristics are checked on rigged positions (docs/rules.md
+clauses cited). Strength is measured with the tournament
+(:func:`uno_mk_env.evaluation.tournament.run_tournament`, duplicate deals with seat rotation): a
+cheap check by default, the README's figures under ``-m slow``. The README's commands
+(``uno-mk tournament``, ``uno-mk evaluate``) reproduce the tables.
 """
 
 from __future__ import annotations
 
-import argparse
-import math
-import sys
-import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import numpy as np
 import pytest
+from scenario import action_id, make
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # when run as a script
-
-from uno_mk_env import PRESETS, Game, PlayerView, Rules, preset  # noqa: E402
-from uno_mk_env import actions as A  # noqa: E402
-from uno_mk_env.agents import (  # noqa: E402
+from uno_mk_env import PRESETS, Game, PlayerView, Rules, preset
+from uno_mk_env import actions as A
+from uno_mk_env.agents import (
     Agent,
     GreedyAgent,
     ISMCTSAgent,
@@ -37,10 +29,8 @@ from uno_mk_env.agents import (  # noqa: E402
     make_agent,
     registered,
 )
-from uno_mk_env.agents.rule_based import p_holds_colour, shell_target  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scenario import action_id, make  # noqa: E402
+from uno_mk_env.agents.rule_based import p_holds_colour, shell_target
+from uno_mk_env.evaluation.tournament import run_tournament
 
 PLAYER_COUNTS = (2, 3, 4, 7, 10)
 ALL_PHASES = {A.PLAY, A.PLAY_DRAWN, A.CHOOSE_COLOUR, A.CHOOSE_TARGET, A.CHALLENGE_PHASE}
@@ -75,38 +65,6 @@ def play_game(
             on_decision(p, view, action)
         game.step(action)
     return game
-
-
-def head_to_head(
-    make_a: Callable[[int], Agent],
-    make_b: Callable[[int], Agent],
-    num_players: int,
-    games: int,
-    n_a: int = 1,
-    seed: int = 0,
-    rules: Rules | None = None,
-) -> tuple[float, float, int]:
-    """Win rate of agent kind A with ``n_a`` seats against B in the others.
-
-    Seats are paired: every deal (seed) is played ``num_players`` times with the seating rotated
-    by one, so each kind sits everywhere on every deal and the deal's luck cancels. A counts as
-    winning when any of its seats wins (a stalemate or step cap is a loss for both).
-
-    Returns:
-        ``(win rate, half-width of its 95% normal CI, games played)``.
-    """
-    wins = 0
-    played = 0
-    base = rules if rules is not None else Rules(num_players=num_players)
-    for i in range(games):
-        deal, rot = seed + i // num_players, i % num_players
-        is_a = [(s + rot) % num_players < n_a for s in range(num_players)]
-        seats = [make_a(i) if a else make_b(i) for a in is_a]
-        g = play_game(Game(base, seed=deal), seats, seed=i)
-        played += 1
-        wins += g.winner is not None and is_a[g.winner]
-    p = wins / played
-    return p, 1.96 * math.sqrt(p * (1 - p) / played), played
 
 
 def _mixed_table(n: int, shift: int, kinds: Sequence[Callable[[int], Agent]]) -> list[Agent]:
@@ -162,35 +120,10 @@ def test_rule_based_agents_legal_over_thousands_of_games() -> None:
                   max_steps=600)
 
 
-@pytest.mark.parametrize("rules_name", list(PRESETS))
-def test_ismcts_only_takes_legal_actions(rules_name: str) -> None:
-    """ismcts at a tiny budget with greedy/random opponents; 2, 3, 4, 10 players and one more
-    count per preset, so all of 2-10 are covered."""
-    kinds = (
-        lambda s: ISMCTSAgent(s, simulations=4, max_depth=8),
-        GreedyAgent,
-        RandomAgent,
-    )
-    for n in (2, 3, 4, 10, 5 + list(PRESETS).index(rules_name) % 5):
-        play_game(Game(preset(rules_name, num_players=n), seed=n), _mixed_table(n, n, kinds), n,
-                  max_steps=250)
-
-
-@pytest.mark.slow
-def test_ismcts_legal_over_thousands_of_games() -> None:
-    """2,000 seeded default-rules games at every player count 2-10 with an ismcts seat at the
-    smallest budget, the other seats greedy/random (slow: search is the costly agent)."""
-    kinds = (lambda s: ISMCTSAgent(s, simulations=2, max_depth=4), GreedyAgent, RandomAgent)
-    for i in range(2000):
-        n = 2 + i % 9
-        play_game(Game(Rules(num_players=n), seed=20_000 + i), _mixed_table(n, i, kinds), i,
-                  max_steps=400)
-
-
 # ------------------------------------------------------------------------------ determinism
 @pytest.mark.parametrize("spec", ["greedy", "strategic", "ismcts:6"])
 def test_same_seed_same_actions(spec: str) -> None:
-    """Same agent seeds and game seed -> the same action sequence (DESIGN.md §6)."""
+    """Same agent seeds and game seed -> the same action sequence (docs/api.md#randomness)."""
 
     def run() -> list[int]:
         actions: list[int] = []
@@ -246,14 +179,14 @@ def test_registry_names_and_specs() -> None:
     assert isinstance(make_agent("greedy"), GreedyAgent)
     assert isinstance(make_agent("strategic"), StrategicAgent)
     default = make_agent("ismcts", seed=0)
-    assert isinstance(default, ISMCTSAgent) and default.simulations == 100
+    assert isinstance(default, ISMCTSAgent) and default.simulations == 200
     assert make_agent("ismcts:37").simulations == 37
     assert make_agent("ismcts:37").name == "ismcts:37"
 
 
 @pytest.mark.parametrize("spec", ["ismcts:abc", "ismcts:0", "ismcts:-3", "ismcts:2.5"])
 def test_bad_ismcts_budget_is_a_clear_error(spec: str) -> None:
-    with pytest.raises(ValueError, match=r"positive number of simulations.*ismcts:200"):
+    with pytest.raises(ValueError, match=r"bad budget .*'ismcts:200'"):
         make_agent(spec)
 
 
@@ -397,17 +330,6 @@ def test_strategic_infers_a_void_colour_from_a_voluntary_draw() -> None:
     assert agent.void_beliefs()[1][0] == 1.0
 
 
-def test_ismcts_skips_search_with_one_legal_action(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Only DRAW is legal: answered without a single simulation."""
-
-    def boom(*args: object, **kwargs: object) -> None:
-        raise AssertionError("searched with one legal action")
-
-    monkeypatch.setattr(Game, "from_view", boom)
-    g = make({"hands": ["G2 B3 Y4", "G5 B1 Y2"], "discard_pile": "R7", "draw_pile": "G1"})
-    assert _act(ISMCTSAgent(0, simulations=50), g) == "DRAW"
-
-
 def test_ismcts_finds_the_winning_play() -> None:
     """The last card wins (R10.1): every rollout of it is worth +1."""
     g = make({"hands": ["R2", "G5 B1 Y2"], "uno_called": [True, False], "discard_pile": "R7",
@@ -415,89 +337,25 @@ def test_ismcts_finds_the_winning_play() -> None:
     assert _act(ISMCTSAgent(0, simulations=12), g) == "PLAY(R2)"
 
 
-def test_rule_agents_beat_random_cheaply() -> None:
-    """A cheap strength check (the full tournament is ``slow``): 2 players, 60 paired games."""
-    for cls in RULE_AGENTS:
-        rate, _, _ = head_to_head(cls, RandomAgent, 2, 60)
-        assert rate > 0.85, (cls.__name__, rate)
+def _win_rate(specs: Sequence[str], num_players: int, games: int, seed: int = 0) -> dict:
+    """The first spec's leaderboard row in a duplicate-deal tournament."""
+    result = run_tournament(list(specs), num_players, games, seed=seed)
+    return next(r for r in result.leaderboard() if r["agent"] == specs[0])
+
+
+@pytest.mark.parametrize("spec", ["greedy", "strategic"])
+def test_rule_agents_beat_random_cheaply(spec: str) -> None:
+    """A cheap strength check (the README's tournaments are ``slow``): 2 players, 60 games."""
+    row = _win_rate([spec, "random"], 2, 60)
+    assert row["win_rate"] > 0.85, row
 
 
 # ------------------------------------------------------------------------------ slow
 @pytest.mark.slow
 def test_strength_tournament() -> None:
-    """The report's tournament, with the goals of the issue as assertions."""
-    for cls in RULE_AGENTS:
-        rate, ci, _ = head_to_head(cls, RandomAgent, 2, 2000)
-        assert rate - ci > 0.9
-        rate, ci, _ = head_to_head(cls, RandomAgent, 4, 2000)
-        assert rate - ci > 0.5  # one agent against three random players: chance is 0.25
-    rate, ci, _ = head_to_head(StrategicAgent, GreedyAgent, 2, 8000)
-    assert rate > 0.5  # about 0.52: a small edge at two players (see the report)
-    rate, ci, _ = head_to_head(StrategicAgent, GreedyAgent, 4, 4000, n_a=2)
-    assert rate - ci > 0.5
-
-
-# ------------------------------------------------------------------------------ report
-def _report_strength(games: int) -> None:
-    rows = [
-        ("greedy vs random", GreedyAgent, RandomAgent, 2, 1),
-        ("greedy vs 3 random", GreedyAgent, RandomAgent, 4, 1),
-        ("strategic vs random", StrategicAgent, RandomAgent, 2, 1),
-        ("strategic vs 3 random", StrategicAgent, RandomAgent, 4, 1),
-        ("strategic vs greedy", StrategicAgent, GreedyAgent, 2, 1),
-        ("2 strategic vs 2 greedy", StrategicAgent, GreedyAgent, 4, 2),
-        ("strategic vs 3 greedy", StrategicAgent, GreedyAgent, 4, 1),
-        ("greedy vs 3 strategic", GreedyAgent, StrategicAgent, 4, 1),
-    ]
-    print("| match | players | games | win rate of the first | 95% CI | chance | s |")
-    print("|---|---|---|---|---|---|---|")
-    for label, a, b, n, n_a in rows:
-        t = time.perf_counter()
-        rate, ci, played = head_to_head(a, b, n, games, n_a=n_a)
-        print(f"| {label} | {n} | {played} | {rate:.3f} | ±{ci:.3f} | {n_a / n:.2f} | "
-              f"{time.perf_counter() - t:.0f} |", flush=True)
-
-
-class _TimedISMCTS(ISMCTSAgent):
-    """ISMCTS that adds its time on searched decisions (two or more real options) to ``clock``."""
-
-    def __init__(self, seed: int, simulations: int, clock: list[float]) -> None:
-        super().__init__(seed, simulations=simulations)
-        self.clock = clock
-
-    def act(self, observation: np.ndarray | None, action_mask: np.ndarray,
-            view: PlayerView) -> int:
-        t = time.perf_counter()
-        a = super().act(observation, action_mask, view)
-        if len(view.legal_actions) > 1 and view.legal_actions[-1] < A.CALL_UNO:
-            self.clock[0] += time.perf_counter() - t
-            self.clock[1] += 1
-        return a
-
-
-def _report_ismcts(games: int, budgets: Sequence[int]) -> None:
-    for budget in budgets:
-        clock = [0.0, 0.0]
-        t = time.perf_counter()
-        rate, ci, played = head_to_head(
-            lambda seed, b=budget, c=clock: _TimedISMCTS(seed, b, c), StrategicAgent, 2, games
-        )
-        ms = 1000 * clock[0] / max(clock[1], 1)
-        print(f"ismcts:{budget} vs strategic, 2 players: {rate:.3f} ± {ci:.3f} ({played} games); "
-              f"{ms:.1f} ms per searched decision; {time.perf_counter() - t:.0f} s", flush=True)
-
-
-def _main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["strength", "ismcts"])
-    parser.add_argument("--games", type=int, default=2000)
-    parser.add_argument("--budgets", type=int, nargs="+", default=[50, 200])
-    args = parser.parse_args(argv)
-    if args.what == "strength":
-        _report_strength(args.games)
-    else:
-        _report_ismcts(args.games, args.budgets)
-
-
-if __name__ == "__main__":
-    _main()
+    """The rule agents against random far beyond chance; strategic ahead of greedy."""
+    for spec in ("greedy", "strategic"):
+        assert _win_rate([spec, "random"], 2, 2000)["win_ci_low"] > 0.9
+        # one agent against three random players: chance is 0.25
+        assert _win_rate([spec, "random", "random", "random"], 4, 2000)["win_ci_low"] > 0.5
+    assert _win_rate(["strategic", "greedy"], 2, 8000)["win_rate"] > 0.5

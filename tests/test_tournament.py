@@ -1,6 +1,6 @@
 """Tournaments (``uno_mk_env.evaluation.tournament``): schedule and duplicate deals,
-reproducibility across worker counts, statistics (Wilson interval, rewards, head-to-head, openskill
-ratings) and files."""
+reproducibility across worker counts, statistics (Wilson interval, rewards, head-to-head,
+Plackett–Luce ratings), the leaderboard's order, legend and notes, cheating agents, and files."""
 
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ from uno_mk_env.evaluation.tournament import (
     wilson_interval,
 )
 
-#: Random play is slow (rounds of thousands of decisions, DESIGN.md §7); without the UNO rule
+#: Random play is slow (rounds of thousands of decisions, README "Rewards and episodes"); without
+#: the UNO rule
 #: (a missed call makes hands grow) a random round is ~10x shorter and rarely hits the cap.
 FAST_RANDOM = {"uno": "off"}
 
@@ -180,7 +181,7 @@ def test_statistics_rewards_and_head_to_head_are_consistent() -> None:
     rows = result.leaderboard()
     assert [r["rank"] for r in rows] == [1, 2, 3]
     assert sum(r["games"] for r in rows) == 3 * 30
-    # DESIGN.md §7 reward="win" is zero-sum per game
+    # docs/api.md#rewards-and-episodes: reward="win" is zero-sum per game
     assert sum(r["mean_reward"] * r["games"] for r in rows) == pytest.approx(0.0, abs=1e-9)
     wins = sum(r["wins"] for r in rows)
     assert wins == result.outcomes()["win"]
@@ -194,21 +195,86 @@ def test_statistics_rewards_and_head_to_head_are_consistent() -> None:
     assert h2h["score"][0][0] is None
 
 
-def test_ratings_come_from_openskill_plackett_luce() -> None:
-    from openskill.models import PlackettLuce
+def test_ratings_are_the_plackett_luce_fit_of_all_games() -> None:
+    from uno_mk_env.evaluation.ratings import fit_plackett_luce
 
     result = _quick(agent_specs=["random", "random", "random"], num_players=3, games=9)
-    model = PlackettLuce()
-    ratings = {label: model.rating() for label in result.entrants}
-    for rec in result.records:
-        labels = [result.entrants[e] for e in rec.seats]
-        new = model.rate([[ratings[x]] for x in labels], ranks=list(rec.places))
-        for x, (r,) in zip(labels, new, strict=True):
-            ratings[x] = r
+    theta, _ = fit_plackett_luce(3, [(r.deal, r.seats, r.places) for r in result.records])
     for row in result.leaderboard():
-        r = ratings[row["agent"]]
-        assert row["mu"] == pytest.approx(r.mu) and row["sigma"] == pytest.approx(r.sigma)
-        assert row["rating"] == pytest.approx(r.ordinal())
+        e = result.entrants.index(row["agent"])
+        assert row["rating"] == theta[e]
+        assert row["rating_ci_low"] < row["rating"] < row["rating_ci_high"]
+    assert not {"mu", "sigma"} & set(result.leaderboard()[0])
+
+
+def test_leaderboard_is_sorted_by_win_rate_not_by_rating() -> None:
+    """The issue's 4-player table ranked the entrant with the best win rate last by rating: the
+    rank is the position by win rate (then mean place), whatever the ratings say."""
+    result = run_tournament(["greedy", "random", "greedy", "random"], 4, 24, seed=3)
+    rows = result.leaderboard()
+    keys = [(-r["win_rate"], r["mean_place"], r["agent"]) for r in rows]
+    assert keys == sorted(keys) and [r["rank"] for r in rows] == [1, 2, 3, 4]
+    doctored = [dict(r, rating=-r["rating"]) for r in rows]  # ratings reversed: order unchanged
+    assert sorted(doctored, key=lambda r: (-r["win_rate"], r["mean_place"])) == doctored
+
+
+def test_every_leaderboard_column_has_a_one_line_legend() -> None:
+    result = _quick(games=4)
+    row = result.leaderboard()[0]
+    legend = tournament.leaderboard_legend()
+    assert len(legend) == len(tournament.LEADERBOARD_COLUMNS)
+    for (key, header, text), line in zip(tournament.LEADERBOARD_COLUMNS, legend):
+        assert key in row and text and "\n" not in text and line == f"{header}: {text}"
+    assert "sorted by win rate" in tournament.LEADERBOARD_COLUMNS[0][2]
+
+
+def test_the_readme_legend_is_the_code_legend() -> None:
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    for _, header, text in tournament.LEADERBOARD_COLUMNS:
+        assert f"| {header} | {text} |" in readme, header
+
+
+def test_copies_added_to_fill_the_table_are_announced() -> None:
+    """Three specs at a four-seat table: the tournament adds a copy (``greedy#2``) and says so."""
+    result = run_tournament(["greedy", "random", "strategic"], 4, 4, seed=1, rules=FAST_RANDOM)
+    assert result.entrants == ["greedy", "random", "strategic", "greedy#2"]
+    (note,) = result.notes()
+    assert "3 agent spec(s) for 4 seats" in note and "greedy#2" in note
+    assert _quick(games=2).notes() == []
+
+
+# --------------------------------------------------------------------------- cheating agents
+def test_cheating_agents_cannot_enter_by_accident() -> None:
+    """``oracle`` sees hidden cards: refused by the tournament and by play_game unless allowed,
+    with one line saying why."""
+    for spec in ("oracle", "oracle:deck:5"):
+        with pytest.raises(AgentSpecError, match=f"agent '{spec}' cheats") as info:
+            run_tournament([spec, "random"], 2, 2, rules=FAST_RANDOM)
+        assert "\n" not in str(info.value) and "allow_cheating" in str(info.value)
+    task = GameTask(index=0, deal=0, game_seed=1, seats=(0, 1), agent_seeds=(1, 2))
+    with pytest.raises(AgentSpecError, match="cheats"):
+        play_game(task, [make_agent("oracle:3"), make_agent("random")], Rules(num_players=2))
+
+
+def test_allowed_cheating_agents_see_the_game_and_are_marked() -> None:
+    result = run_tournament(["oracle:8", "random"], 2, 4, seed=2, rules=FAST_RANDOM,
+                            allow_cheating=True)
+    assert result.config["cheating"] == ["oracle:8"] and result.config["allow_cheating"]
+    assert any("oracle:8 cheats" in note for note in result.notes())
+    assert next(r for r in result.leaderboard() if r["agent"] == "oracle:8")["wins"] >= 3
+
+
+def test_a_cheating_agent_not_shown_the_game_fails_in_one_line() -> None:
+    """Drivers other than the tournament never show the game: the oracle refuses to guess."""
+    from uno_mk_env.agents import agent_action
+
+    g = Game(Rules(num_players=2), seed=1)
+    while len(g.legal_action_ids()) < 2:
+        g.step(g.legal_action_ids()[0])
+    with pytest.raises(AgentError, match="cheating agent and was not shown the game"):
+        agent_action(make_agent("oracle:3"), g)
 
 
 def test_stronger_agent_rates_higher() -> None:
@@ -307,7 +373,8 @@ def test_save_writes_json_csv_and_png(tmp_path) -> None:
     with paths["leaderboard"].open() as f:
         rows = list(csv.DictReader(f))
     assert [r["agent"] for r in rows] == [r["agent"] for r in result.leaderboard()]
-    assert {"win_rate", "win_ci_low", "win_ci_high", "mean_reward", "rating"} <= set(rows[0])
+    assert {"win_rate", "win_ci_low", "win_ci_high", "mean_reward", "rating", "rating_ci_low",
+            "rating_ci_high"} <= set(rows[0])
     with paths["games"].open() as f:
         assert len(list(csv.DictReader(f))) == 6
     with paths["head_to_head"].open() as f:

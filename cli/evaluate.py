@@ -1,0 +1,117 @@
+"""``uno-mk evaluate AGENT``: the standard evaluation protocol and its benchmark card.
+
+::
+
+    uno-mk evaluate ppo:models/ppo_2p.npz --workers 2
+    uno-mk evaluate my_agent_spec --players 2 --games 2000 --out results/card
+    uno-mk evaluate oracle --opponents strategic --allow-cheating
+
+The protocol (:mod:`uno_mk_env.evaluation.protocol`, docs/evaluation.md): the agent against a
+fixed suite of opponents at 2 and 4 players on fixed, published deals (duplicate deals with
+seat rotation), 10,000 games per line by default. Prints each line as it finishes, then the
+card; writes ``card.json``, ``card.md`` and every line's game records (``games/``) into
+``--out``. Needs the ``eval`` extra (scipy). Agents that cheat are refused unless
+``--allow-cheating`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+from pathlib import Path
+from typing import Any, TextIO
+
+from uno_mk_env.agents.base import AgentSpecError
+from uno_mk_env.evaluation import protocol
+from uno_mk_env.evaluation.tournament import check_output_dir
+
+from .common import CLIError, require, specs
+from .tournament import progress_wanted
+
+EXTRA = "eval"
+
+
+def add_parser(subparsers: Any) -> None:
+    e = subparsers.add_parser(
+        "evaluate", help="the standard evaluation protocol: a benchmark card for one agent",
+        description="Evaluate one agent with the standard protocol (fixed deals, duplicate "
+                    "deals with seat rotation, a fixed suite of opponents at 2 and 4 players) "
+                    "and write its benchmark card (JSON + Markdown) and game records.")
+    e.add_argument("agent", help="the agent spec to evaluate (see 'uno-mk agents')")
+    e.add_argument("--players", type=int, nargs="+", default=list(protocol.PLAYER_COUNTS),
+                   metavar="N", help="player counts (default: "
+                   f"{' '.join(map(str, protocol.PLAYER_COUNTS))})")
+    e.add_argument("--games", type=int, default=protocol.DEFAULT_GAMES,
+                   help=f"games per line (default {protocol.DEFAULT_GAMES}; lines against a "
+                        f"search opponent play at most {protocol.SEARCH_LINE_GAMES}); a "
+                        "deviation from the protocol when changed, recorded in the card")
+    e.add_argument("--opponents", help="comma-separated opponent specs instead of the suite "
+                   "(a deviation, recorded in the card)")
+    e.add_argument("--workers", type=int, default=1,
+                   help="processes (default 1; results do not depend on it)")
+    e.add_argument("--out", help="directory for the card and the game records "
+                   "(default: results/evaluate/<agent>)")
+    e.add_argument("--allow-cheating", action="store_true",
+                   help="admit an agent that sees hidden cards (oracle): a skill-ceiling "
+                        "reference, marked as cheating in the card")
+    e.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bars (default: when stderr is a terminal and tqdm is "
+                        "installed)")
+
+
+def _name(spec: str) -> str:
+    name = Path(spec[4:]).stem if spec.startswith("ppo:") else spec
+    return re.sub(r"[^A-Za-z0-9.-]+", "-", name)[:80]
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    if args.games < 1:
+        raise CLIError(f"--games must be at least 1, got {args.games}")
+    if args.workers < 1:
+        raise CLIError(f"--workers must be at least 1, got {args.workers}")
+    for n in args.players:
+        if n not in protocol.SEEDS:
+            raise CLIError(f"bad player count {n}: the protocol has seeds for "
+                           f"{min(protocol.SEEDS)} to {max(protocol.SEEDS)} players")
+    opponents = specs(args.opponents, "--opponents") if args.opponents else None
+    require(("scipy",), EXTRA, "uno-mk evaluate")
+    out_dir = Path(args.out) if args.out else Path("results") / "evaluate" / _name(args.agent)
+    check_output_dir(out_dir, [protocol.CARD_JSON, protocol.CARD_MD, "games"])
+    command = "uno-mk evaluate " + " ".join(shlex.quote(a) for a in _argv(args))
+
+    def report(line: protocol.Line, m: dict[str, Any]) -> None:
+        w = m["win_rate"]
+        print(f"{line.num_players} players vs {line.opponent}: win rate {w['value']:.3f} "
+              f"[{w['ci_low']:.3f}, {w['ci_high']:.3f}] over {m['games']:,} games", file=out,
+              flush=True)
+
+    try:
+        card = protocol.evaluate(
+            args.agent, args.players, args.games, opponents, workers=args.workers,
+            allow_cheating=args.allow_cheating, out_dir=out_dir, command=command,
+            on_line=report, progress=progress_wanted(args.progress),
+        )
+    except AgentSpecError as e:
+        raise CLIError(str(e)) from None
+    print(file=out)
+    print(protocol.card_markdown(card), file=out)
+    print(f"Card written to {out_dir}/: {protocol.CARD_JSON}, {protocol.CARD_MD}, games/",
+          file=out)
+    return 0
+
+
+def _argv(args: argparse.Namespace) -> list[str]:
+    """The command's arguments as given (for the card)."""
+    argv = [args.agent]
+    if list(args.players) != list(protocol.PLAYER_COUNTS):
+        argv += ["--players", *map(str, args.players)]
+    if args.games != protocol.DEFAULT_GAMES:
+        argv += ["--games", str(args.games)]
+    if args.opponents:
+        argv += ["--opponents", args.opponents]
+    if args.workers != 1:
+        argv += ["--workers", str(args.workers)]
+    if args.allow_cheating:
+        argv.append("--allow-cheating")
+    return argv

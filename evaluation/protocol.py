@@ -1,0 +1,432 @@
+"""The standard evaluation protocol behind ``uno-mk evaluate AGENT`` and the README's tables: a
+fixed, published set of deals per player count, duplicate deals with seat rotation, a fixed
+suite of opponents, and a "benchmark card" (JSON + Markdown) that a paper can quote.
+
+Protocol (version :data:`PROTOCOL_VERSION`, docs/evaluation.md)
+    For each player count ``N`` in :data:`PLAYER_COUNTS` and each opponent ``X`` of the suite
+    (:func:`suite`), one *line*: the agent against ``N - 1`` copies of ``X`` under the default
+    rules (:class:`~uno_mk_env.Rules`, one round per game), played by
+    :func:`~uno_mk_env.evaluation.tournament.run_tournament` with the root seed
+    :data:`SEEDS` ``[N]``, duplicate deals and seat rotation (every deal is played ``N`` times,
+    the agent in every seat once). Every line of every agent at ``N`` players plays the same
+    deals, so lines compare paired. :data:`DEFAULT_GAMES` games per line, except the search
+    opponents (:data:`SEARCH_OPPONENTS`), whose line plays at most :data:`SEARCH_LINE_GAMES`
+    (a search opponent costs about a thousand times a rule agent's time per decision).
+    Results do not depend on the number of worker processes.
+
+Metrics of a line (all from the saved game records, :func:`line_metrics`)
+    * ``win_rate``: games the agent won; 95 % Wilson score interval.
+    * ``mean_place``: the agent's mean finishing place (1 = winner; then by points left in
+      hand; equal keys share the better place).
+    * ``points_per_round``: points the agent scored per round (docs/rules.md R10.2).
+    * ``ahead``: the share of (game, opponent seat) pairs in which the agent finished ahead of
+      that opponent, a tie counting half (at two players: the share of games it placed ahead).
+    * For these three, 95 % normal intervals with standard errors *clustered by deal* (the
+      ``N`` games of a deal share their cards, so they are not independent).
+
+Cheating agents (``cheats = True``: ``oracle``) are refused unless ``allow_cheating``; their card
+says so in capitals.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import platform
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from uno_mk_env import Rules
+from uno_mk_env import __version__ as PACKAGE_VERSION
+from uno_mk_env.agents.base import AgentSpecError, build_agent
+
+from .ratings import Z95
+from .tournament import (
+    DEFAULT_MAX_STEPS,
+    GameRecord,
+    TournamentResult,
+    cheating_refusal,
+    run_tournament,
+    schedule,
+    wilson_interval,
+)
+
+__all__ = [
+    "CARD_JSON", "CARD_MD", "DEFAULT_GAMES", "PLAYER_COUNTS", "PROTOCOL_NAME", "PROTOCOL_VERSION",
+    "SEARCH_LINE_GAMES", "SEARCH_OPPONENTS", "SEEDS", "Line", "card_markdown", "deal_seeds",
+    "evaluate", "line_metrics", "recompute_card", "suite",
+]
+
+PROTOCOL_NAME = "uno-mk-env standard evaluation"
+#: Bumped whenever anything below changes (seeds, suite, rules, metrics): numbers of different
+#: versions are not comparable.
+PROTOCOL_VERSION = 1
+PLAYER_COUNTS = (2, 4)
+#: Root seed of every line at each player count (the deals: :func:`deal_seeds`).
+SEEDS = {2: 14_002, 3: 14_003, 4: 14_004, 5: 14_005, 6: 14_006, 7: 14_007, 8: 14_008,
+         9: 14_009, 10: 14_010}
+DEFAULT_GAMES = 10_000
+#: The search opponent of the suite: ``ismcts`` at its default budget, written out so that the
+#: protocol does not move when the registry's default does.
+ISMCTS_OPPONENT = "ismcts:200"
+SEARCH_OPPONENTS = (ISMCTS_OPPONENT,)
+#: Games of a line against a search opponent (at most; fewer when ``games`` is smaller).
+SEARCH_LINE_GAMES = 2_000
+#: The shipped PPO agents, by the player count they were trained for (paths relative to the
+#: repository; :func:`resolve_spec` finds them from any working directory).
+PPO_MODELS = {2: "models/ppo_2p.npz", 4: "models/ppo_4p.npz"}
+CARD_JSON = "card.json"
+CARD_MD = "card.md"
+REPO = Path(__file__).resolve().parents[1]
+
+
+def suite(num_players: int) -> list[str]:
+    """The opponents of the protocol at ``num_players``: ``random``, ``greedy``, ``strategic``,
+    ``ismcts`` (:data:`ISMCTS_OPPONENT`) and the shipped PPO agent trained for that player count
+    (the 2-player one at other counts than 2 and 4: it reads any table size)."""
+    model = PPO_MODELS.get(num_players, PPO_MODELS[2])
+    return ["random", "greedy", "strategic", ISMCTS_OPPONENT, f"ppo:{model}"]
+
+
+def line_games(opponent: str, games: int) -> int:
+    """Games of the line against ``opponent`` when lines play ``games``."""
+    return min(games, SEARCH_LINE_GAMES) if opponent in SEARCH_OPPONENTS else games
+
+
+def resolve_spec(spec: str) -> str:
+    """``spec`` with a model path that does not exist from here but does in the repository
+    (``ppo:models/ppo_2p.npz`` run from another directory) made absolute."""
+    name, sep, arg = spec.partition(":")
+    if name == "ppo" and sep and not Path(arg).exists() and (REPO / arg).exists():
+        return f"ppo:{REPO / arg}"
+    return spec
+
+
+def deal_seeds(num_players: int, games: int, seed: int | None = None) -> list[int]:
+    """The ``Game`` seeds of the deals of a line of ``games`` games (one per block of
+    ``num_players`` games; :func:`~uno_mk_env.evaluation.tournament.schedule`)."""
+    root = SEEDS[num_players] if seed is None else seed
+    tasks = schedule(num_players, num_players, games, root)
+    return [t.game_seed for t in tasks[::num_players]]
+
+
+def _sha256(values: Sequence[int]) -> str:
+    return hashlib.sha256(",".join(map(str, values)).encode()).hexdigest()
+
+
+def _file_sha256(spec: str) -> str | None:
+    name, sep, arg = spec.partition(":")
+    if name != "ppo" or not sep:
+        return None
+    path = Path(resolve_spec(spec).partition(":")[2])
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+
+
+# ---------------------------------------------------------------------------- statistics
+def _clustered(values: Sequence[float], clusters: Sequence[int]) -> tuple[float, float, float]:
+    """Mean of ``values`` and its 95 % normal interval with deal-clustered standard errors."""
+    x = np.asarray(values, dtype=float)
+    n = len(x)
+    if n == 0:
+        return math.nan, math.nan, math.nan
+    mean = float(x.mean())
+    ids = np.unique(np.asarray(clusters), return_inverse=True)[1]
+    sums = np.bincount(ids, weights=x - mean)
+    g = len(sums)
+    var = float((sums**2).sum()) / n**2 * (g / (g - 1) if g > 1 else 1.0)
+    half = Z95 * math.sqrt(var)
+    return mean, mean - half, mean + half
+
+
+def _ratio_clustered(
+    num: Sequence[float], den: Sequence[float], clusters: Sequence[int]
+) -> tuple[float, float, float]:
+    """Ratio of sums ``sum(num) / sum(den)`` with a deal-clustered delta-method interval."""
+    x = np.asarray(num, dtype=float)
+    y = np.asarray(den, dtype=float)
+    if y.sum() == 0:
+        return math.nan, math.nan, math.nan
+    r = float(x.sum() / y.sum())
+    ids = np.unique(np.asarray(clusters), return_inverse=True)[1]
+    resid = np.bincount(ids, weights=x - r * y)
+    g = len(resid)
+    var = float((resid**2).sum()) / y.sum() ** 2 * (g / (g - 1) if g > 1 else 1.0)
+    half = Z95 * math.sqrt(var)
+    return r, r - half, r + half
+
+
+def _stat(value: float, low: float, high: float, lo: float = -math.inf,
+          hi: float = math.inf) -> dict[str, float]:
+    """A metric and its interval, the interval clipped to the metric's range ``[lo, hi]``."""
+    return {"value": value, "ci_low": max(low, lo), "ci_high": min(high, hi)}
+
+
+def line_metrics(records: Sequence[GameRecord], agent: int = 0) -> dict[str, Any]:
+    """The metrics of a line (see the module docstring) for entrant ``agent`` (the evaluated
+    agent is entrant 0 of every line) from its game records."""
+    deals, wins, places, points, rounds, ahead = [], 0, [], [], [], []
+    ends = {"win": 0, "no_winner": 0, "capped": 0}
+    for rec in records:
+        seat = rec.seats.index(agent)
+        deals.append(rec.deal)
+        wins += rec.winner == seat
+        ends[rec.end] += 1
+        places.append(rec.places[seat])
+        points.append(rec.scores[seat])
+        rounds.append(rec.rounds)
+        mine = rec.places[seat]
+        others = [p for s, p in enumerate(rec.places) if s != seat]
+        ahead.append(sum((mine < p) + 0.5 * (mine == p) for p in others) / len(others))
+    n = len(records)
+    lo, hi = wilson_interval(wins, n)
+    return {
+        "games": n,
+        "deals": len(set(deals)),
+        "wins": wins,
+        "win_rate": _stat(wins / n if n else math.nan, lo, hi),
+        "mean_place": _stat(*_clustered(places, deals), 1.0, float(len(records[0].seats))
+                            if records else math.inf),
+        "points_per_round": _stat(*_ratio_clustered(points, rounds, deals), 0.0),
+        "ahead": _stat(*_clustered(ahead, deals), 0.0, 1.0),
+        "outcomes": ends,
+    }
+
+
+# --------------------------------------------------------------------------------- lines
+@dataclass(frozen=True)
+class Line:
+    """One line of the protocol: the agent against ``num_players - 1`` copies of ``opponent``."""
+
+    num_players: int
+    opponent: str
+    games: int
+    seed: int
+
+    @property
+    def name(self) -> str:
+        """A file-safe name, e.g. ``2p_vs_strategic``."""
+        opp = self.opponent
+        if opp.startswith("ppo:"):
+            opp = Path(opp[4:]).stem
+        safe = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in opp)
+        return f"{self.num_players}p_vs_{safe}"
+
+
+def plan(
+    player_counts: Sequence[int] = PLAYER_COUNTS,
+    games: int = DEFAULT_GAMES,
+    opponents: Sequence[str] | None = None,
+) -> list[Line]:
+    """The lines of an evaluation (``opponents``: a subset or another list instead of the
+    suite, a deviation from the protocol that the card records)."""
+    lines = []
+    for n in player_counts:
+        if n not in SEEDS:
+            raise ValueError(f"player count {n}: the protocol has seeds for {sorted(SEEDS)}")
+        for opp in (suite(n) if opponents is None else opponents):
+            lines.append(Line(n, opp, line_games(opp, games), SEEDS[n]))
+    return lines
+
+
+def run_line(
+    agent: str, line: Line, workers: int = 1, allow_cheating: bool = False,
+    progress: bool = False,
+) -> TournamentResult:
+    """Plays one line: ``agent`` (entrant 0) against ``num_players - 1`` copies of the
+    opponent."""
+    specs = [resolve_spec(agent)] + [resolve_spec(line.opponent)] * (line.num_players - 1)
+    return run_tournament(
+        specs, line.num_players, line.games, seed=line.seed, rules=None, duplicate=True,
+        workers=workers, progress=progress, max_steps=DEFAULT_MAX_STEPS,
+        allow_cheating=allow_cheating,
+    )
+
+
+def _check_cheating(agent: str, opponents: Sequence[str], allow_cheating: bool) -> bool:
+    """Whether ``agent`` cheats (refused without ``allow_cheating``; opponents never may)."""
+    cheats = bool(getattr(build_agent(resolve_spec(agent), seed=0), "cheats", False))
+    if cheats and not allow_cheating:
+        raise AgentSpecError(cheating_refusal(agent))
+    for opp in dict.fromkeys(opponents):
+        if getattr(build_agent(resolve_spec(opp), seed=0), "cheats", False):
+            raise AgentSpecError(f"opponent {opp!r} cheats: the protocol's opponents never do")
+    return cheats
+
+
+def evaluate(
+    agent: str,
+    player_counts: Sequence[int] = PLAYER_COUNTS,
+    games: int = DEFAULT_GAMES,
+    opponents: Sequence[str] | None = None,
+    workers: int = 1,
+    allow_cheating: bool = False,
+    out_dir: str | Path | None = None,
+    command: str | None = None,
+    on_line: Callable[[Line, dict[str, Any]], None] | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Runs the protocol for ``agent`` and returns its card (a JSON-safe dict).
+
+    With ``out_dir`` the card (:data:`CARD_JSON`, :data:`CARD_MD`) and every line's full
+    tournament result with its game records (``games/<line>.json``) are written there;
+    :func:`recompute_card` recomputes the card's numbers from those records. ``on_line(line,
+    metrics)`` is called as each line finishes.
+
+    Raises:
+        AgentSpecError: a spec cannot be built, or the agent cheats without ``allow_cheating``.
+        ValueError: a player count without protocol seeds, or ``games < 1``.
+    """
+    if not isinstance(games, int) or isinstance(games, bool) or games < 1:
+        raise ValueError(f"games must be an int ≥ 1, got {games!r}")
+    lines = plan(player_counts, games, opponents)
+    cheats = _check_cheating(agent, [line.opponent for line in lines], allow_cheating)
+    out = Path(out_dir) if out_dir is not None else None
+    card = _card_header(agent, player_counts, games, opponents, workers, cheats, command)
+    start = time.perf_counter()
+    for line in lines:
+        result = run_line(agent, line, workers, allow_cheating, progress)
+        metrics = line_metrics(result.records)
+        card["lines"].append(_line_entry(line, metrics))
+        if out is not None:
+            (out / "games").mkdir(parents=True, exist_ok=True)
+            (out / "games" / f"{line.name}.json").write_text(result.to_json(indent=None) + "\n",
+                                                            encoding="utf-8")
+        if on_line is not None:
+            on_line(line, metrics)
+    card["run"] = {"workers": workers, "elapsed_s": round(time.perf_counter() - start, 1)}
+    if out is not None:
+        write_card(card, out)
+    return card
+
+
+def _card_header(
+    agent: str, player_counts: Sequence[int], games: int, opponents: Sequence[str] | None,
+    workers: int, cheats: bool, command: str | None,
+) -> dict[str, Any]:
+    deviations = []
+    if games != DEFAULT_GAMES:
+        deviations.append(f"{games} games per line instead of {DEFAULT_GAMES}")
+    if opponents is not None:
+        deviations.append(f"opponents {', '.join(opponents)} instead of the suite")
+    if tuple(player_counts) != PLAYER_COUNTS:
+        deviations.append(f"player counts {', '.join(map(str, player_counts))} instead of "
+                          f"{', '.join(map(str, PLAYER_COUNTS))}")
+    return {
+        "card": "uno-mk-env benchmark card",
+        "agent": agent,
+        "agent_file_sha256": _file_sha256(agent),
+        "cheats": cheats,
+        "protocol": {
+            "name": PROTOCOL_NAME, "version": PROTOCOL_VERSION,
+            "player_counts": list(player_counts), "games_per_line": games,
+            "search_opponents": list(SEARCH_OPPONENTS), "search_line_games": SEARCH_LINE_GAMES,
+            "duplicate_deals": True, "seat_rotation": True, "max_steps": DEFAULT_MAX_STEPS,
+            "deviations": deviations,
+        },
+        "package_version": PACKAGE_VERSION,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "command": command,
+        "rules": {str(n): Rules(num_players=n).to_dict() for n in player_counts},
+        "seeds": {
+            str(n): {"root_seed": SEEDS[n], "deals": len(ds := deal_seeds(n, games)),
+                     "first_deal_seeds": ds[:3], "deal_seeds_sha256": _sha256(ds)}
+            for n in player_counts
+        },
+        "lines": [],
+    }
+
+
+def _line_entry(line: Line, metrics: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "players": line.num_players, "opponent": line.opponent,
+        "opponent_file_sha256": _file_sha256(line.opponent), "seed": line.seed,
+        "fair_share": 1 / line.num_players, "name": line.name, **metrics,
+    }
+
+
+def recompute_card(out_dir: str | Path) -> dict[str, Any]:
+    """The card in ``out_dir`` with every line's metrics recomputed from its saved game
+    records (``games/<line>.json``): equal to the saved card when nothing was altered."""
+    out = Path(out_dir)
+    card = json.loads((out / CARD_JSON).read_text(encoding="utf-8"))
+    for entry in card["lines"]:
+        data = json.loads((out / "games" / f"{entry['name']}.json").read_text(encoding="utf-8"))
+        records = [GameRecord.from_dict(r) for r in data["games"]]
+        entry.update(json.loads(json.dumps(line_metrics(records))))
+    return card
+
+
+def write_card(card: Mapping[str, Any], out_dir: str | Path) -> dict[str, Path]:
+    """Writes the card as JSON and Markdown into ``out_dir``; returns the paths."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out / CARD_JSON, "md": out / CARD_MD}
+    paths["json"].write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
+    paths["md"].write_text(card_markdown(card), encoding="utf-8")
+    return paths
+
+
+# ------------------------------------------------------------------------------ markdown
+def _fmt(stat: Mapping[str, float], digits: int = 3) -> str:
+    return (f"{stat['value']:.{digits}f} [{stat['ci_low']:.{digits}f}, "
+            f"{stat['ci_high']:.{digits}f}]")
+
+
+def card_markdown(card: Mapping[str, Any]) -> str:
+    """The card as Markdown: a header a paper can quote and one table per player count."""
+    p = card["protocol"]
+    agent = card["agent"]
+    lines = [f"# Benchmark card: `{agent}`", ""]
+    if card.get("cheats"):
+        lines += ["**THIS AGENT CHEATS: it sees hidden cards. A skill-ceiling reference, not a "
+                  "result.**", ""]
+    lines += [
+        f"- protocol: {p['name']}, version {p['version']} (docs/evaluation.md)",
+        f"- package: uno-mk-env {card['package_version']} (Python {card['python']}, numpy "
+        f"{card['numpy']})",
+        f"- games per line: {p['games_per_line']:,} (lines against "
+        f"{', '.join(p['search_opponents'])}: at most {p['search_line_games']:,}); duplicate "
+        "deals with seat rotation; default rules, one round per game",
+        "- seeds: " + "; ".join(
+            f"{n} players: root {s['root_seed']}, {s['deals']:,} deals (SHA-256 of the deal "
+            f"seeds {s['deal_seeds_sha256'][:16]}…)" for n, s in card["seeds"].items()),
+    ]
+    if card.get("agent_file_sha256"):
+        lines.append(f"- agent file SHA-256: {card['agent_file_sha256'][:16]}…")
+    if card.get("command"):
+        lines.append(f"- command: `{card['command']}`")
+    if p["deviations"]:
+        lines.append("- deviations from the protocol: " + "; ".join(p["deviations"]))
+    lines.append("")
+    for n in p["player_counts"]:
+        rows = [e for e in card["lines"] if e["players"] == n]
+        if not rows:
+            continue
+        opp_word = "opponent" if n == 2 else f"opponents ({n - 1} copies)"
+        lines += [
+            f"## {n} players (fair share {1 / n:.2f})", "",
+            f"| {opp_word} | games | win rate [95% CI] | mean place | points per round | "
+            "placed ahead |",
+            "|---|---|---|---|---|---|",
+        ]
+        for e in rows:
+            lines.append(
+                f"| `{e['opponent']}` | {e['games']:,} | {_fmt(e['win_rate'])} | "
+                f"{_fmt(e['mean_place'], 2)} | {_fmt(e['points_per_round'], 1)} | "
+                f"{_fmt(e['ahead'])} |"
+            )
+        lines.append("")
+    lines += [
+        "Win rate: 95% Wilson interval. Mean place (1 = winner), points scored per round and "
+        "the share of opponents the agent placed ahead of (ties half): 95% normal intervals, "
+        "standard errors clustered by deal.",
+        "",
+    ]
+    return "\n".join(lines)
