@@ -249,6 +249,9 @@ def test_train_ends_with_an_agent_spec_that_plays_in_a_tournament(tmp_path, monk
     last = out.strip().splitlines()[-1]
     assert last.startswith("agent: ppo:runs/") and last.endswith("/final.npz"), last
     spec = last.removeprefix("agent: ")
+    run_dir = tmp_path / spec.removeprefix("ppo:").rsplit("/", 1)[0]
+    config = json.loads((run_dir / "config.json").read_text())
+    assert config["args"]["progress"] is False  # stderr is not a terminal: no progress bar
     code, out, err = run(["tournament", "--agents", f"{spec},strategic", "--players", "2",
                           "--games", "4", "--no-plot", "--out", str(tmp_path / "res")])
     assert code == 0, err
