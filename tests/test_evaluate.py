@@ -1,0 +1,218 @@
+"""The standard evaluation protocol (``uno_mk_env.evaluation.protocol``) and ``uno-mk evaluate``.
+
+Its results do not depend on the number of worker processes; the card's numbers are exactly a
+recomputation from the saved game records; the published deal seeds (docs/evaluation.md) are
+the ones played; cheating agents cannot enter by accident; the metrics are checked on hand-built
+records.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from uno_mk_env import Rules
+from uno_mk_env import __version__ as PACKAGE_VERSION
+from uno_mk_env.agents.base import AgentSpecError
+from uno_mk_env.cli.app import main
+from uno_mk_env.evaluation import protocol
+from uno_mk_env.evaluation.protocol import (
+    DEFAULT_GAMES,
+    PROTOCOL_VERSION,
+    SEARCH_LINE_GAMES,
+    SEEDS,
+    deal_seeds,
+    evaluate,
+    line_metrics,
+    plan,
+    recompute_card,
+    suite,
+)
+from uno_mk_env.evaluation.tournament import GameRecord
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _quick(tmp_path: Path | None = None, workers: int = 1, **kw) -> dict:
+    args = {"agent": "greedy", "player_counts": (2, 4), "games": 8,
+            "opponents": ["random", "strategic"], "workers": workers}
+    args.update(kw)
+    return evaluate(out_dir=tmp_path, **args)
+
+
+def _numbers(card: dict) -> list[dict]:
+    return [{k: v for k, v in line.items()} for line in card["lines"]]
+
+
+# ----------------------------------------------------------------------------- reproducible
+def test_results_do_not_depend_on_the_worker_count() -> None:
+    one = _quick(workers=1)
+    two = _quick(workers=2)
+    assert _numbers(one) == _numbers(two)
+    assert one["seeds"] == two["seeds"]
+
+
+def test_card_numbers_equal_a_recomputation_from_the_saved_records(tmp_path: Path) -> None:
+    card = _quick(tmp_path)
+    saved = json.loads((tmp_path / protocol.CARD_JSON).read_text())
+    assert saved == json.loads(json.dumps(card))
+    assert recompute_card(tmp_path) == saved
+    # the records are really what the numbers come from: alter one game and they move
+    path = tmp_path / "games" / "2p_vs_strategic.json"
+    data = json.loads(path.read_text())
+    first = data["games"][0]
+    agent_seat = first["seats"].index(0)
+    first["winner"] = agent_seat if first["winner"] != agent_seat else 1 - agent_seat
+    path.write_text(json.dumps(data))
+    again = recompute_card(tmp_path)
+    line = next(e for e in again["lines"] if e["name"] == "2p_vs_strategic")
+    old = next(e for e in saved["lines"] if e["name"] == "2p_vs_strategic")
+    assert line["wins"] != old["wins"]
+
+
+def test_every_line_plays_the_published_deals() -> None:
+    """Each line at N players replays the deals of :func:`deal_seeds` (root seed SEEDS[N]), the
+    same for every opponent, so lines of different agents are paired."""
+    card = _quick(player_counts=(2,))
+    for line in plan((2,), 8, ["random", "strategic"]):
+        result = protocol.run_line("greedy", line)
+        seeds = [r.seed for r in result.records[::2]]
+        assert seeds == deal_seeds(2, 8)
+        assert all(0 in r.seats for r in result.records)  # the agent is entrant 0
+    assert card["seeds"]["2"]["first_deal_seeds"] == deal_seeds(2, 8)[:3]
+
+
+def test_the_documented_seeds_are_the_protocol_seeds() -> None:
+    """docs/evaluation.md publishes the root seeds, the first deal seeds and the SHA-256 of the
+    deal seeds of a default 10,000-game line: they must be what the code plays."""
+    text = (ROOT / "docs" / "evaluation.md").read_text(encoding="utf-8")
+    for n in protocol.PLAYER_COUNTS:
+        seeds = deal_seeds(n, DEFAULT_GAMES)
+        row = re.search(rf"^\| {n} \| (\d+) \| ([\d,]+) \| ([\d, ]+)… \| `([0-9a-f]{{64}})` \|",
+                        text, re.M)
+        assert row, f"docs/evaluation.md has no seed row for {n} players"
+        assert int(row.group(1)) == SEEDS[n]
+        assert int(row.group(2).replace(",", "")) == len(seeds)
+        assert [int(x) for x in row.group(3).split(",")] == seeds[:len(row.group(3).split(","))]
+        assert row.group(4) == protocol._sha256(seeds)
+
+
+# ------------------------------------------------------------------------------------ the card
+def test_card_records_what_a_paper_must_quote(tmp_path: Path) -> None:
+    card = _quick(tmp_path, command="uno-mk evaluate greedy --games 8")
+    assert card["protocol"]["version"] == PROTOCOL_VERSION
+    assert card["package_version"] == PACKAGE_VERSION
+    assert card["rules"]["4"] == Rules(num_players=4).to_dict()
+    assert card["seeds"]["2"]["root_seed"] == SEEDS[2]
+    assert card["command"] == "uno-mk evaluate greedy --games 8"
+    assert any("8 games per line" in d for d in card["protocol"]["deviations"])
+    assert any("opponents random, strategic" in d for d in card["protocol"]["deviations"])
+    assert not card["cheats"]
+    md = (tmp_path / protocol.CARD_MD).read_text()
+    for text in (f"version {PROTOCOL_VERSION}", f"uno-mk-env {PACKAGE_VERSION}", "root 14002",
+                 "`uno-mk evaluate greedy --games 8`", "## 2 players", "## 4 players",
+                 "| `strategic` | 8 |", "clustered by deal"):
+        assert text in md, text
+    for line in card["lines"]:
+        for key in ("win_rate", "mean_place", "points_per_round", "ahead"):
+            stat = line[key]
+            assert stat["ci_low"] <= stat["value"] <= stat["ci_high"], (line["name"], key)
+
+
+def test_the_suite_and_the_search_line() -> None:
+    assert suite(2) == ["random", "greedy", "strategic", protocol.ISMCTS_OPPONENT,
+                        "ppo:models/ppo_2p.npz"]
+    assert suite(4)[-1] == "ppo:models/ppo_4p.npz"
+    lines = plan((2, 4), DEFAULT_GAMES)
+    assert len(lines) == 10
+    for line in lines:
+        expected = SEARCH_LINE_GAMES if line.opponent.startswith("ismcts") else DEFAULT_GAMES
+        assert line.games == expected and line.seed == SEEDS[line.num_players]
+    assert all(line.games == 100 for line in plan((2,), 100))
+
+
+# ------------------------------------------------------------------------------- metrics
+def _rec(deal: int, seats, winner, places, scores=None, rounds: int = 1) -> GameRecord:
+    n = len(seats)
+    return GameRecord(index=deal, deal=deal, seed=deal, seats=tuple(seats), winner=winner,
+                      end="win" if winner is not None else "no_winner",
+                      scores=tuple(scores or [0] * n), hand_points=(0,) * n,
+                      places=tuple(places), rounds=rounds, decisions=10)
+
+
+def test_line_metrics_on_hand_built_records() -> None:
+    records = [
+        _rec(0, (0, 1, 2), 0, (1, 2, 3), scores=(30, 0, 0)),  # agent first
+        _rec(0, (1, 0, 2), 0, (1, 3, 2), scores=(20, 0, 0)),  # agent last
+        _rec(1, (2, 1, 0), None, (2, 1, 2)),                  # tie with seat 0 for second
+        _rec(1, (0, 2, 1), 1, (2, 3, 1), scores=(0, 0, 40)),  # agent second
+    ]
+    m = line_metrics(records)
+    assert (m["games"], m["deals"], m["wins"]) == (4, 2, 1)
+    assert m["win_rate"]["value"] == 0.25
+    assert m["mean_place"]["value"] == (1 + 3 + 2 + 2) / 4
+    assert m["points_per_round"]["value"] == 30 / 4
+    assert m["ahead"]["value"] == pytest.approx((1 + 0 + 0.25 + 0.5) / 4)
+    assert m["outcomes"] == {"win": 3, "no_winner": 1, "capped": 0}
+
+
+def test_clustered_interval_formula() -> None:
+    """Mean ± 1.96 * sqrt(sum over deals of (deal sum - its share of the mean)^2 * G/(G-1)) / n."""
+    values, deals = [1.0, 0.0, 1.0, 1.0, 0.0, 0.0], [0, 0, 1, 1, 2, 2]
+    mean, low, high = protocol._clustered(values, deals)
+    sums = [1 - 2 * 0.5, 2 - 2 * 0.5, 0 - 2 * 0.5]
+    se = (sum(s * s for s in sums) * 3 / 2) ** 0.5 / 6
+    assert mean == 0.5 and high - mean == pytest.approx(1.959964 * se, rel=1e-6)
+
+
+# ------------------------------------------------------------------------------ cheating
+def test_cheating_agents_cannot_enter_evaluate_by_accident(tmp_path: Path) -> None:
+    for spec in ("oracle", "oracle:deck", "oracle:hands:10"):
+        with pytest.raises(AgentSpecError, match=f"agent '{spec}' cheats"):
+            _quick(tmp_path / "refused", agent=spec)
+    assert not (tmp_path / "refused").exists()  # refused before anything was played
+    with pytest.raises(AgentSpecError, match="opponent 'oracle:5' cheats"):
+        _quick(opponents=["oracle:5"], allow_cheating=True)
+
+
+def test_an_allowed_cheating_agent_gets_a_card_that_says_so(tmp_path: Path) -> None:
+    card = _quick(tmp_path, agent="oracle:6", player_counts=(2,), games=4,
+                  opponents=["random"], allow_cheating=True)
+    assert card["cheats"] is True
+    assert "THIS AGENT CHEATS" in (tmp_path / protocol.CARD_MD).read_text()
+
+
+def test_cli_refuses_a_cheating_agent_in_one_line(tmp_path: Path, capsys) -> None:
+    code = main(["evaluate", "oracle", "--games", "4", "--out", str(tmp_path / "card")])
+    err = capsys.readouterr().err
+    assert code == 2 and "cheats" in err and "--allow-cheating" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+# ------------------------------------------------------------------------------------ CLI
+def test_cli_writes_the_card_and_prints_each_line(tmp_path: Path, capsys) -> None:
+    out_dir = tmp_path / "card"
+    code = main(["evaluate", "greedy", "--players", "2", "--games", "4", "--opponents",
+                 "random,strategic", "--out", str(out_dir)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "2 players vs random: win rate" in out and "# Benchmark card: `greedy`" in out
+    card = json.loads((out_dir / protocol.CARD_JSON).read_text())
+    assert card["command"] == ("uno-mk evaluate greedy --players 2 --games 4 --opponents "
+                               "random,strategic")
+    assert sorted(p.name for p in (out_dir / "games").iterdir()) == [
+        "2p_vs_random.json", "2p_vs_strategic.json"]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--players", "11"], "bad player count 11"),
+    (["--games", "0"], "--games must be at least 1"),
+    (["--opponents", " , "], "--opponents needs at least one agent"),
+])
+def test_cli_bad_arguments_are_one_line_errors(argv, message, tmp_path: Path, capsys) -> None:
+    code = main(["evaluate", "greedy", "--out", str(tmp_path / "x"), *argv])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
