@@ -54,6 +54,7 @@ __all__ = [
     "MAX_ENTRY_BYTES", "OBS_SCALE", "PIECE_SCALE", "POLICY_FORMAT", "POLICY_FORMAT_VERSION",
     "PPOAgent", "PRIVILEGED_SIZE", "STATE_PIECE_SCALE", "STATE_SCALE", "ModelFileError",
     "export_policy", "load_policy", "resolve_model_path", "sb3_data", "sb3_literal",
+    "write_policy",
 ]
 
 _MASKED_LOGIT = -1e8  # what sb3-contrib's MaskableCategorical writes for illegal actions
@@ -549,6 +550,35 @@ def export_policy(
     origin.setdefault("source", Path(src_path).name)
     origin.setdefault("source_sha256", digest)
     origin.update(provenance or {})
+    return _save_npz(actor, target, origin)
+
+
+def write_policy(
+    layers: list[tuple[np.ndarray, np.ndarray]], activation: str, destination: str | Path,
+    scale: np.ndarray | None = None, provenance: dict[str, Any] | None = None,
+) -> Path:
+    """Writes an MLP actor given by its weights as a policy ``.npz`` (the format of
+    :func:`export_policy`): ``layers`` are ``(W, b)`` pairs, ``W`` of shape ``(inputs,
+    outputs)``, chaining from ``OBS_SIZE`` inputs to ``NUM_ACTIONS`` logits; ``activation``
+    follows every layer but the last; ``scale`` multiplies the observation first. Used for
+    policies trained outside stable-baselines3 (the RLlib backend's RLModule).
+
+    Raises:
+        ModelFileError: the layers do not make such an actor (one line).
+    """
+    try:
+        actor = _NumpyActor.checked(
+            [(np.asarray(w), np.asarray(b)) for w, b in layers], activation,
+            None if scale is None else np.asarray(scale))
+    except ValueError as e:
+        raise ModelFileError(f"{destination}: {e}") from None
+    target = Path(destination)
+    if target.suffix != ".npz":
+        target = target.with_name(target.name + ".npz")
+    return _save_npz(actor, target, dict(provenance or {}))
+
+
+def _save_npz(actor: _NumpyActor, target: Path, origin: dict[str, Any]) -> Path:
     arrays: dict[str, np.ndarray] = {}
     names = []
     for i, (w, b) in enumerate(actor.layers):
