@@ -122,7 +122,11 @@ def test_config_records_commit_versions_seeds_and_a_reproducing_command(tmp_path
                           text=True)
     if head.returncode == 0:
         assert config["git"]["commit"] == head.stdout.strip()
-        assert isinstance(config["git"]["dirty"], bool)
+        assert config["git"]["dirty"] == bool(config["git"]["dirty_files"])
+        tracked = subprocess.run(["git", "-C", str(REPO), "ls-tree", "-r", "--name-only",
+                                  "HEAD"], capture_output=True, text=True).stdout.split("\n")
+        for name in config["git"]["dirty_files"]:  # whole repository paths
+            assert name == name.strip() and ((REPO / name).exists() or name in tracked), name
     assert config["versions"]["uno-mk-env"] == uno_mk_env.__version__
     assert config["versions"]["torch"] and config["seeds"]["root"] == "3"
     assert config["invocation"] == "uno-mk train ..."

@@ -35,7 +35,12 @@ class TrainingEnv(gymnasium.Env):
         make_pools: ``(num_players, table_index) -> num_players - 1`` opponent policies; called
             once per table, on its first episode.
         league: the snapshots of the learner the pools draw from (see :meth:`add_snapshot`).
-        reward, max_steps: as :class:`~uno_mk_env.gym_env.UnoMarioKartGymEnv`.
+        reward: as :class:`~uno_mk_env.gym_env.UnoMarioKartGymEnv` (``"win"``, ``"points"``),
+            or ``"place"``: 0 until the game ends, then ``1 - 2 (place - 1) / (N - 1)`` (+1
+            for first place down to -1 for last, places as tournaments rank them,
+            :func:`uno_mk_env.evaluation.tournament.places`; a truncated game gets 0). At two
+            players it is the win reward; at more it also values second over last place.
+        max_steps: as :class:`~uno_mk_env.gym_env.UnoMarioKartGymEnv`.
         critic_state: append the game's perfect-information
             :func:`~uno_mk_env.observation.encode_state` to the observation (the input of an
             asymmetric actor-critic, whose actor reads only the observation part).
@@ -99,7 +104,8 @@ class TrainingEnv(gymnasium.Env):
         if index not in self._envs:
             n, preset = self.tables[index]
             self._envs[index] = UnoMarioKartGymEnv(
-                num_players=n, opponents=self.make_pools(n, index), reward=self.reward,
+                num_players=n, opponents=self.make_pools(n, index),
+                reward="win" if self.reward == "place" else self.reward,
                 max_steps=self.max_steps, **PRESETS[preset],
             )
         return self._envs[index]
@@ -127,7 +133,17 @@ class TrainingEnv(gymnasium.Env):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
+        if self.reward == "place" and not info.get("illegal_action"):
+            reward = self._place_reward() if terminated else 0.0
         return self._observation(obs), reward, terminated, truncated, info
+
+    def _place_reward(self) -> float:
+        from uno_mk_env.evaluation.tournament import places
+
+        game = self.env.game
+        n = len(game.scores)
+        place = places(game.winner, game.scores, [game.hand_points(s) for s in range(n)])
+        return 1.0 - 2.0 * (place[self.env.seat] - 1) / (n - 1)
 
 
 def make_training_env(args: Any, rank: int) -> TrainingEnv:

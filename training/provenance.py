@@ -41,9 +41,9 @@ def versions() -> dict[str, str]:
 
 def source_commit() -> dict[str, Any]:
     """The git commit of the code that runs (``git rev-parse HEAD`` in the package's source
-    tree) and whether that tree has uncommitted changes (``dirty``: tracked files modified, per
-    ``git status --porcelain --untracked-files=no``); ``{"commit": None}`` outside a git
-    checkout (an installed wheel)."""
+    tree) and whether that tree has uncommitted changes (``dirty``; ``dirty_files``: the
+    tracked files that differ from that commit, ``git diff --name-only HEAD``);
+    ``{"commit": None}`` outside a git checkout (an installed wheel)."""
     import uno_mk_env
 
     root = Path(uno_mk_env.__file__).resolve().parent.parent
@@ -54,14 +54,14 @@ def source_commit() -> dict[str, Any]:
                                  text=True, timeout=30)
         except (OSError, subprocess.SubprocessError):
             return None
-        return out.stdout.strip() if out.returncode == 0 else None
+        return out.stdout.rstrip("\n") if out.returncode == 0 else None
 
     commit = git("rev-parse", "HEAD")
-    if commit is None:
+    if not commit:
         return {"commit": None, "dirty": None}
-    status = git("status", "--porcelain", "--untracked-files=no")
-    dirty = sorted(line[3:] for line in (status or "").splitlines() if line.strip())
-    return {"commit": commit, "dirty": bool(dirty), "dirty_files": dirty}
+    changed = git("diff", "--name-only", "HEAD")
+    dirty = sorted(line for line in (changed or "").splitlines() if line.strip())
+    return {"commit": commit.strip(), "dirty": bool(dirty), "dirty_files": dirty}
 
 
 def shipped_paths(target: Path) -> list[Path]:

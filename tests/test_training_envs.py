@@ -1,0 +1,90 @@
+"""The training env: tables (player count, rules preset) drawn per episode and seeded, the same
+observation at every table, and the ``place`` reward."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("gymnasium")
+
+from uno_mk_env.evaluation.tournament import places  # noqa: E402
+from uno_mk_env.observation import OBS_SIZE  # noqa: E402
+from uno_mk_env.training.args import TrainingError  # noqa: E402
+from uno_mk_env.training.envs import make_training_env  # noqa: E402
+from uno_mk_env.training.train_ppo import Args, check_args  # noqa: E402
+
+
+def _args(**changes) -> Args:
+    return Args(**{"opponents": "greedy", "opponent_weights": "", **changes})
+
+
+def _play(env, episodes: int, seed: int) -> list[tuple[int, dict, list[float]]]:
+    """(player count, rules, rewards) of each episode, the learner playing its first legal
+    action."""
+    out = []
+    env.reset(seed=seed)
+    for _ in range(episodes):
+        rewards, done = [], False
+        table = (env.game.rules.num_players, env.game.rules.to_dict())
+        while not done:
+            action = int(np.flatnonzero(env.action_masks())[0])
+            obs, reward, terminated, truncated, _ = env.step(action)
+            assert obs.shape == (OBS_SIZE,)
+            rewards.append(reward)
+            done = terminated or truncated
+        out.append((*table, rewards))
+        env.reset()
+    return out
+
+
+def test_tables_are_drawn_per_episode_by_weight_and_seeded():
+    args = _args(table_sizes="2:3,4,6", rule_presets="default,strict:2")
+    runs = [_play(make_training_env(args, rank=0), 30, seed=7) for _ in range(2)]
+    assert runs[0] == runs[1]
+    sizes = {n for n, _, _ in runs[0]}
+    assert sizes == {2, 4, 6}
+    strict = [rules["w4_strict"] for _, rules, _ in runs[0]]
+    assert any(strict) and not all(strict)
+    other = _play(make_training_env(args, rank=1), 30, seed=8)
+    assert [n for n, _, _ in other] != [n for n, _, _ in runs[0]]
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_place_reward_ranks_the_learner_at_the_end(n):
+    from uno_mk_env.agents import make_agent
+    from uno_mk_env.agents.base import agent_action
+
+    env = make_training_env(_args(num_players=n, reward="place", opponents="greedy,random"),
+                            rank=0)
+    learner = make_agent("greedy", seed=0)
+    env.reset(seed=3)
+    seen = set()
+    for _ in range(30):
+        done = False
+        while not done:
+            obs, reward, terminated, truncated, _ = env.step(agent_action(learner, env.game))
+            done = terminated or truncated
+            if not done:
+                assert reward == 0.0
+        game = env.game
+        place = places(game.winner, game.scores, [game.hand_points(s) for s in range(n)])
+        expected = 1 - 2 * (place[env.seat] - 1) / (n - 1) if terminated else 0.0
+        assert reward == pytest.approx(expected)
+        seen.add(round(reward, 3))
+        env.reset()
+    assert seen <= {round(1 - 2 * k / (n - 1), 3) for k in range(n)} | {0.0}
+    assert len(seen) >= 2
+
+
+@pytest.mark.parametrize("bad, message", [
+    (dict(table_sizes="2,11"), "--table-sizes '2,11': 11 is not one of"),
+    (dict(rule_presets="default,nope"), "'nope' is not one of"),
+    (dict(table_sizes="2:x"), "cannot read '2:x'"),
+    (dict(reward="rank"), "--reward 'rank': must be win, points or place"),
+    (dict(eval_players="1"), "--eval-players '1': 1 is not 2-10"),
+])
+def test_bad_table_arguments_are_one_line_errors(bad, message):
+    with pytest.raises(TrainingError, match=message.replace("(", r"\(")) as info:
+        check_args(_args(**bad))
+    assert "\n" not in str(info.value)
