@@ -229,3 +229,24 @@ def test_replay_command_from_a_tournament(tmp_path):
 def test_codes_in_tables_are_card_codes(recording):
     table = recording["games"][0]["steps"][0]["spectator"]["table"]
     assert set(table["hands"][0]) <= set(CODES) and table["top_card"] in CODES
+
+
+def test_replays_need_no_extra(tmp_path):
+    """Recording and writing a page need only the base install (numpy): no Pillow, pygame,
+    scipy, gymnasium, pettingzoo, torch or matplotlib."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "for m in ('PIL', 'pygame', 'scipy', 'gymnasium', 'pettingzoo', 'torch', 'matplotlib',\n"
+        "          'openskill', 'rich', 'tqdm'):\n"
+        "    sys.modules[m] = None  # as if not installed\n"
+        "from uno_mk_env.cli.app import main\n"
+        "argv = ['replay', '--agents', 'greedy,random', '--seed', '1', '--out', 'r.html']\n"
+        "sys.exit(main(argv))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "r.html").is_file() and "Replay written to r.html" in proc.stdout
