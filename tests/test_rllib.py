@@ -282,8 +282,9 @@ def test_smoke_trains_on_a_local_ray_and_the_policy_plays_without_ray(
     out = run([sys.executable, "-m", "uno_mk_env.training.rllib", "--num-players",
                str(num_players), "--total-timesteps", "1500", "--league-size", "2",
                "--snapshot-every", "500", "--league-prob", "0.4", "--opponents", "greedy",
+               "--max-steps", "300",  # short episodes: new ones start with the league in play
                "--opponent-prob", "0.2", "--runs-dir", str(runs), "--num-cpus", "2", *TINY],
-              ray_env, timeout=240, cwd=tmp_path)
+              ray_env, timeout=300, cwd=tmp_path)
     spec = agent_line(out.stdout)
     (run_dir,) = runs.iterdir()
     summary = json.loads((run_dir / "summary.json").read_text())
@@ -293,7 +294,9 @@ def test_smoke_trains_on_a_local_ray_and_the_policy_plays_without_ray(
     # observation had not come yet, at most one per seat and env, wait for the next sample).
     assert summary["masked_actions"] == 0
     assert summary["checked_actions"] >= summary["timesteps"] - 2 * num_players
-    assert len(summary["league"]["slots"]) >= 1  # league seats played a snapshot
+    assert len(summary["league"]["slots"]) >= 1
+    assert summary["module_steps"].get("main", 0) > 0
+    assert sum(v for k, v in summary["module_steps"].items() if k.startswith("league_")) > 0
     progress = (run_dir / "progress.csv").read_text().splitlines()
     assert len(progress) >= 4 and progress[0].startswith("iteration,timesteps")
     assert (run_dir / "eval.csv").is_file() and (run_dir / "curve.png").is_file()
@@ -310,7 +313,7 @@ def test_resume_continues_from_a_checkpoint(tmp_path: Path, ray_env: dict[str, s
     runs = tmp_path / "runs"
     first = run([sys.executable, "-m", "uno_mk_env.training.rllib", "--total-timesteps",
                  "500", "--runs-dir", str(runs), "--num-cpus", "2", *TINY], ray_env,
-                timeout=180, cwd=tmp_path)
+                timeout=300, cwd=tmp_path)
     (run_dir,) = runs.iterdir()
     checkpoint = json.loads((run_dir / "summary.json").read_text())["checkpoint"]
     refused = subprocess.run(
@@ -321,7 +324,7 @@ def test_resume_continues_from_a_checkpoint(tmp_path: Path, ray_env: dict[str, s
     second = run([sys.executable, "-m", "uno_mk_env.training.rllib", "--resume", checkpoint,
                   "--total-timesteps", "1000", "--runs-dir", str(runs), "--num-cpus", "2",
                   *[a for a in TINY if a not in ("--net-arch", "64,64")]],
-                 ray_env, timeout=180, cwd=tmp_path)
+                 ray_env, timeout=300, cwd=tmp_path)
     assert agent_line(first.stdout) != agent_line(second.stdout)
     (new_dir,) = [d for d in runs.iterdir() if d != run_dir]
     summary = json.loads((new_dir / "summary.json").read_text())
@@ -332,6 +335,22 @@ def test_resume_continues_from_a_checkpoint(tmp_path: Path, ray_env: dict[str, s
 
 
 # --------------------------------------------------------------------------------- cluster
+@needs_ray
+def test_an_address_without_a_cluster_is_refused_in_one_line(
+        tmp_path: Path, ray_env: dict[str, str]) -> None:
+    env = {k: v for k, v in ray_env.items() if k != "RAY_AUTH_MODE"}
+    address = f"127.0.0.1:{free_port()}"
+    out = subprocess.run([sys.executable, "-m", "uno_mk_env.training.rllib", "--address", address,
+                          "--runs-dir", str(tmp_path / "runs")], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"uno-mk train --backend rllib: error: --address {address!r}: "
+                           "nothing accepts connections there"), last
+    assert "ray start --head" in last and len(out.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -399,7 +418,7 @@ def test_training_joins_a_real_ray_cluster_and_its_env_runners_run_there(
         out = run([sys.executable, "-m", "uno_mk_env.cli", "train", "--backend", "rllib",
                    "--address", f"127.0.0.1:{port}", "--total-timesteps", "500",
                    "--runs-dir", str(runs), *TINY],
-                  ray_env, timeout=180, cwd=tmp_path)
+                  ray_env, timeout=300, cwd=tmp_path)
         agent_line(out.stdout)
         (run_dir,) = runs.iterdir()
         summary = json.loads((run_dir / "summary.json").read_text())

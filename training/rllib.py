@@ -723,6 +723,8 @@ def connect(args: Args) -> dict[str, Any]:
     ``nodes``, ``cpus`` and ``driver_node``."""
     ray = _import_ray()
     address = args.address or os.environ.get("RAY_ADDRESS", "")
+    if address:
+        check_reachable(address)
     started = False
     if not ray.is_initialized():
         try:
@@ -734,8 +736,12 @@ def connect(args: Args) -> dict[str, Any]:
                 started = True
         except (ConnectionError, ValueError, RuntimeError) as e:
             where = f"the Ray cluster at {address!r}" if address else "a local Ray"
-            text = " ".join(str(e).split())
-            raise TrainingError(f"cannot start or join {where}: {text[:300]}") from None
+            text = " ".join(str(e).split())[:300]
+            if address and "RAY_AUTH_MODE" not in os.environ:
+                text += (" (a cluster with token authentication, Ray's default when its head "
+                         "has a token, needs RAY_AUTH_MODE=token and its token in "
+                         "RAY_AUTH_TOKEN or ~/.ray/auth_token: 'ray get-auth-token' on the head)")
+            raise TrainingError(f"cannot start or join {where}: {text}") from None
     context = ray.get_runtime_context()
     nodes = [n for n in ray.nodes() if n.get("Alive")]
     return {
@@ -743,6 +749,28 @@ def connect(args: Args) -> dict[str, Any]:
         "nodes": len(nodes), "cpus": int(ray.cluster_resources().get("CPU", 0)),
         "driver_node": context.get_node_id(),
     }
+
+
+def check_reachable(address: str, timeout: float = 10.0) -> None:
+    """Refuses a ``HOST:PORT`` address where nothing accepts a connection (``ray.init`` would
+    retry for minutes); other forms (``auto``, ``ray://...``) are left to Ray.
+
+    Raises:
+        TrainingError: the port is closed or the host unknown, in one line.
+    """
+    import socket
+
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "://" in address or not host:
+        return
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            pass
+    except OSError as e:
+        raise TrainingError(
+            f"--address {address!r}: nothing accepts connections there ({e.strerror or e}); "
+            f"start the cluster's head with 'ray start --head --port {port}' (see the README, "
+            "Running on a cluster)") from None
 
 
 def resolve_env_runners(args: Args, cpus: int) -> int:
@@ -1203,6 +1231,8 @@ def _train(args: Args, invocation: str | None, meta: dict[str, Any] | None,
             "masked_actions": row["masked_actions"] if iteration else 0,
             "ray": ray_info, "num_env_runners": runners, "env_runners": placement,
             "league": dataclasses.asdict(league),
+            "module_steps": {str(k): int(v) for k, v in (result["env_runners"].get(
+                "num_module_steps_sampled_lifetime") or {}).items()} if iteration else {},
             "resumed_from": config["resumed_from"],
             "resumed_weights_match": config.get("resumed_weights_match"),
             "final_eval": [{k: r[k] for k in r if k != "result"} for r in final_rows],
