@@ -23,12 +23,12 @@ class CLIError(Exception):
 def require(modules: Sequence[str], extra: str, what: str) -> None:
     """Raises :class:`CLIError` naming the extra to install when one of ``modules`` is missing
     (``what`` is the thing that needs it, e.g. ``"uno-mk tournament"``)."""
-    missing = [m for m in modules if not _importable(m)]
+    missing = [m for m in modules if not importable(m)]
     if missing:
         raise CLIError(f"{what} needs {', '.join(missing)}: pip install 'uno-mk-env[{extra}]'")
 
 
-def _importable(module: str) -> bool:
+def importable(module: str) -> bool:
     try:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):  # a parent package missing, or a None entry in sys.modules
@@ -37,7 +37,7 @@ def _importable(module: str) -> bool:
 
 def has_rich() -> bool:
     """Whether ``rich`` can be imported (tables are plain text without it)."""
-    return _importable("rich")
+    return importable("rich")
 
 
 # ---------------------------------------------------------------------------- rule arguments

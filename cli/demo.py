@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from .common import CLIError, _importable, require
+from .common import CLIError, importable, require
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: The shipped 4-player checkpoint (``training/train_ppo.py``; command in ``models/ppo_4p.json``).
@@ -57,7 +57,7 @@ def agent_specs(model: Path, out: TextIO = sys.stdout) -> list[str]:
               "--num-players 4 --save-path models/ppo_4p.zip'); playing the baselines only.",
               file=out)
         return specs
-    if model.suffix == ".zip" and not _importable("torch"):  # numpy plays the exported .npz
+    if model.suffix == ".zip" and not importable("torch"):  # numpy plays the exported .npz
         if not model.with_suffix(".npz").is_file():
             print("note: the PPO agent needs torch (pip install torch==2.13.0) or the policy "
                   f"{model.with_suffix('.npz').name}; playing the baselines only.", file=out)

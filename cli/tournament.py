@@ -30,9 +30,9 @@ from uno_mk_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
 from .common import (
     CLIError,
-    _importable,
     add_rule_args,
     check_agents,
+    importable,
     players,
     print_table,
     require,
@@ -118,7 +118,7 @@ def progress_wanted(asked: bool | None) -> bool:
     tqdm redraws its line with carriage returns, which piles up in a log file. Never without
     tqdm."""
     wanted = asked if asked is not None else sys.stderr.isatty()
-    return bool(wanted) and _importable("tqdm")
+    return bool(wanted) and importable("tqdm")
 
 
 def run_name(agent_specs: Sequence[str], players: int, seed: int, match: str) -> str:
@@ -133,7 +133,7 @@ def save(result: TournamentResult, out_dir: Path, plot: bool = True,
          out: TextIO | None = None) -> dict[str, Path]:
     """``result.save`` with the plot's agent names shortened like the tables' (long model paths
     would overlap) and no plot without matplotlib (a note on ``out`` says so)."""
-    if plot and not _importable("matplotlib"):
+    if plot and not importable("matplotlib"):
         plot = False
         if out is not None:
             print("note: no plot (matplotlib is not installed: pip install "

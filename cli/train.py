@@ -26,7 +26,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from .common import CLIError, _importable, require
+from .common import CLIError, importable, require
 
 BACKENDS = ("sb3", "rllib")
 #: What the sb3 backend imports (the ``train`` extra, torch installed first).
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 def run_rllib(argv: Sequence[str]) -> int:
     """``uno_mk_env.training.rllib.main(argv)`` when that backend exists and Ray is
     installed."""
-    if not _importable(RLLIB_MODULE):
+    if not importable(RLLIB_MODULE):
         raise CLIError("--backend rllib is not available in this version of uno-mk-env "
                        "(it needs uno_mk_env.training.rllib and the 'rllib' extra)")
     require(("ray",), "rllib", "uno-mk train --backend rllib")
