@@ -160,8 +160,10 @@ class SearchParams:
         max_depth: default-policy decisions per simulation before it is scored by the
             hand-size model; ``0``: play every simulation to the end of the round [depth].
         epsilon: randomness of the default policy (:func:`rollout_action`) [eps].
-        prior_bonus: added at the root to the UCB value of the ``strategic`` agent's choice
-            [prior].
+        prior_bonus: added at the root to the UCB value of the prior's choice [bonus].
+        prior: whose choice gets the bonus: ``"strategic"`` (the rule agent) or ``"ppo"`` (the
+            shipped PPO policy for the table size, ``models/ppo_2p.npz`` at two players,
+            ``models/ppo_4p.npz`` at more; read from the repository) [prior].
         value_exponent: ``k`` of the hand-size model ``P(win) ∝ size ** -k``; ``None``: 0.5 at
             two players, 1.0 at more (maximum-likelihood fits on games of the rule agents) [k].
         use_voids: bias determinizations by the ``strategic`` agent's void beliefs [voids].
@@ -183,13 +185,17 @@ class SearchParams:
     use_voids: bool = True
     rollout: str = "fast"
     crn: bool = False
+    prior: str = "strategic"
 
 
-#: Values of :attr:`SearchParams.rollout`.
-ROLLOUTS = ("fast", "strategic")
+#: Values of the string options.
+CHOICES = {"rollout": ("fast", "strategic"), "prior": ("strategic", "ppo")}
+#: The shipped PPO policies used by ``prior="ppo"``, by table size (2, or more).
+PPO_PRIORS = {2: "models/ppo_2p.npz", 4: "models/ppo_4p.npz"}
 #: Spec option names (``ismcts:200:c=0.5``) and the :class:`SearchParams` field each sets.
 SPEC_OPTIONS = {
-    "c": "exploration", "depth": "max_depth", "eps": "epsilon", "prior": "prior_bonus",
+    "c": "exploration", "depth": "max_depth", "eps": "epsilon", "bonus": "prior_bonus",
+    "prior": "prior",
     "k": "value_exponent", "voids": "use_voids", "rollout": "rollout",
     "crn": "crn",
 }
@@ -223,8 +229,8 @@ def parse_spec(arg: str | None) -> SearchParams:
         name = SPEC_OPTIONS[key]
         value: object
         try:
-            if name == "rollout":
-                if text not in ROLLOUTS:
+            if name in CHOICES:
+                if text not in CHOICES[name]:
                     raise ValueError
                 value = text
             elif "bool" in str(types[name]):
@@ -240,7 +246,7 @@ def parse_spec(arg: str | None) -> SearchParams:
                 if not math.isfinite(value) or value < 0:
                     raise ValueError
         except ValueError:
-            allowed = (" or ".join(ROLLOUTS) if name == "rollout"
+            allowed = (" or ".join(CHOICES[name]) if name in CHOICES
                        else f"a non-negative {str(types[name]).split()[0]}")
             raise ValueError(f"agent 'ismcts': bad value in {option!r}; {key} takes "
                              f"{allowed}") from None
@@ -290,7 +296,8 @@ class ISMCTSAgent(Agent):
         if params.simulations < 1:
             raise ValueError(f"simulations must be >= 1, got {params.simulations}")
         self.params = params
-        self.prior = StrategicAgent(seed)
+        self.prior = StrategicAgent(seed)  # the table memory (void beliefs) and default prior
+        self._policy: Agent | None = None  # prior="ppo": the PPO agent, loaded on first use
         self.last_root: _Node | None = None  # the latest search tree (tests, diagnostics)
         self.iterations = 0  # iterations of the latest search
 
@@ -314,6 +321,8 @@ class ISMCTSAgent(Agent):
         reflex = _uno_reflex(legal)
         if reflex is not None:
             return reflex
+        if self.params.prior == "ppo":
+            prior = self._ppo_choice(view)
         root = self.search(view, prior)
         best = max(
             legal,
@@ -325,6 +334,23 @@ class ISMCTSAgent(Agent):
             ),
         )
         return best
+
+    def _ppo_choice(self, view: PlayerView) -> int:
+        """The shipped PPO policy's choice for ``view`` (``prior="ppo"``)."""
+        from uno_mk_env.observation import action_mask, encode
+
+        if self._policy is None:
+            from pathlib import Path
+
+            from .ppo import PPOAgent
+
+            rel = PPO_PRIORS[2 if view.num_players == 2 else 4]
+            path = Path(__file__).resolve().parents[1] / rel
+            if not path.is_file():
+                raise FileNotFoundError(f"ismcts prior=ppo needs the shipped policy {rel} of the "
+                                        f"repository (not found at {path})")
+            self._policy = PPOAgent(path, seed=0)
+        return self._policy.act(encode(view), action_mask(view.legal_actions), view)
 
     # ------------------------------------------------------------------------ search
     def search(self, view: PlayerView, prior: int = -1) -> _Node:
