@@ -74,7 +74,7 @@ __all__ = [
 ]
 
 #: Iterations per decision of the plain ``ismcts`` spec.
-DEFAULT_SIMULATIONS = 200
+DEFAULT_SIMULATIONS = 100
 
 
 def _most_held_colour(hand: bytes | bytearray | list[int]) -> int:

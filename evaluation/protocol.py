@@ -74,10 +74,10 @@ SEEDS = {2: 14_002, 3: 14_003, 4: 14_004, 5: 14_005, 6: 14_006, 7: 14_007, 8: 14
 DEFAULT_GAMES = 10_000
 #: The search opponent of the suite: ``ismcts`` at its default budget, written out so that the
 #: protocol does not move when the registry's default does.
-ISMCTS_OPPONENT = "ismcts:200"
+ISMCTS_OPPONENT = "ismcts:100"
 SEARCH_OPPONENTS = (ISMCTS_OPPONENT,)
 #: Games of a line against a search opponent (at most; fewer when ``games`` is smaller).
-SEARCH_LINE_GAMES = 2_000
+SEARCH_LINE_GAMES = 1_000
 #: The shipped PPO agents, by the player count they were trained for (paths relative to the
 #: repository; :func:`resolve_spec` finds them from any working directory).
 PPO_MODELS = {2: "models/ppo_2p.npz", 4: "models/ppo_4p.npz"}

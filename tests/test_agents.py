@@ -179,7 +179,7 @@ def test_registry_names_and_specs() -> None:
     assert isinstance(make_agent("greedy"), GreedyAgent)
     assert isinstance(make_agent("strategic"), StrategicAgent)
     default = make_agent("ismcts", seed=0)
-    assert isinstance(default, ISMCTSAgent) and default.simulations == 200
+    assert isinstance(default, ISMCTSAgent) and default.simulations == 100
     assert make_agent("ismcts:37").simulations == 37
     assert make_agent("ismcts:37").name == "ismcts:37"
 
