@@ -70,6 +70,7 @@ def test_training_stops_at_the_exact_step_count_and_the_schedule_ends_there(tmp_
     config = json.loads((run / "config.json").read_text())
     assert config["args"]["total_timesteps"] == 1024  # what ran, not what was asked
     assert summary["timesteps"] == 1024 and summary["complete"] is True
+    assert summary["explained_variance"] <= 1  # the critic's, from the last logged update
     data = sb3_data(run / "final.zip")
     assert data["num_timesteps"] == 1024
     assert data["_current_progress_remaining"] == 0.0  # the last update saw the schedule's end

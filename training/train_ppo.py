@@ -406,6 +406,20 @@ def seeds(args: Args) -> dict[str, str]:
     }
 
 
+def last_logged(progress_csv: Path, key: str) -> float | None:
+    """The last value of ``key`` in stable-baselines3's ``progress.csv`` (``None``: never)."""
+    import csv
+
+    if not progress_csv.is_file():
+        return None
+    value = None
+    with progress_csv.open(encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            if row.get(key):
+                value = float(row[key])
+    return value
+
+
 # ------------------------------------------------------------------------------------ train
 def train(args: Args, invocation: str | None = None) -> dict[str, Any]:
     """Trains, evaluates and saves (see the module docstring).
@@ -418,9 +432,9 @@ def train(args: Args, invocation: str | None = None) -> dict[str, Any]:
     Returns:
         The run's summary: ``run_dir``, ``timesteps``, ``complete`` (False when
         ``--max-minutes`` stopped it), ``train_seconds``, ``steps_per_second``, ``final_eval``,
-        ``best`` (the step and score of ``best.zip``, or ``None`` with ``best_note``) and
-        ``policy``, the final policy file (``.npz``): ``--save-path``'s, else the run's
-        ``final.npz``.
+        ``best`` (the step and score of ``best.zip``, or ``None`` with ``best_note``),
+        ``explained_variance`` (the critic's, at the last update logged) and ``policy``, the
+        final policy file (``.npz``): ``--save-path``'s, else the run's ``final.npz``.
 
     Raises:
         TrainingError: a refused request (one line; nothing is created).
@@ -559,6 +573,7 @@ def _train(args: Args, invocation: str | None, start_steps: int, target: Path | 
         "steps_per_second": round(steps_done / max(train_seconds, 1e-9), 1),
         "final_eval": [{k: r[k] for k in EVAL_COLUMNS if k in r} for r in final],
         "best": callback.best,
+        "explained_variance": last_logged(run_dir / "progress.csv", "train/explained_variance"),
     }
     if callback.best is None:
         summary["best_note"] = ("no evaluation after training started (raise the step budget "
