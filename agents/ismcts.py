@@ -24,18 +24,25 @@ played. Each iteration:
 3. **Expand** one action legal here that has no child yet (the ``strategic`` agent's choice
    first at the root, else in the order of the default policy's preference).
 4. **Simulate** with the default policy :func:`rollout_action` for every seat until the round
-   ends or ``max_depth`` decisions were played; at the cap the outcome is scored by a hand-size
-   model (:meth:`ISMCTSAgent._leaf_rewards`).
+   ends or ``max_depth`` (4) decisions were played; at the cap the outcome is scored by a
+   conditional-logit model of who wins (:func:`_logit_rewards`: hand size, wilds, action cards,
+   colours held and turn, fitted on ``strategic`` self-play, :func:`fit_leaf_weights`).
 5. **Back up** :func:`uno_mk_env.rewards.win_reward` (the winner ``+1``, every other seat
    ``-1/(N-1)``, ``0`` without a winner) for the deciding seat of every node on the path, and
    count one visit each.
 
-At the root the ``strategic`` agent's choice gets a constant bonus ``prior_bonus`` in UCB1
+At the root the ``strategic`` agent's choice gets a constant bonus ``prior_bonus`` (0.1) in UCB1
 (progressive bias that does not fade): with budgets of a few hundred iterations the value
 estimates are noisy, and the bonus keeps the search from leaving a sound heuristic move on
 noise alone. The move played is the most visited root child (ties: the prior's, then the
 higher mean). Search is skipped when only one action is legal, and ``CATCH_UNO``/``CALL_UNO``
 are taken at once.
+
+Why these settings (docs/evaluation.md#the-search-agent): the search's choices were scored
+against ``strategic``'s on 1,500 positions of ``strategic`` self-play by the value of each move
+when everyone plays ``strategic`` afterwards. With the hand-size model at the cut-off the
+search preferred moves that are worse (it shed wilds that are worth keeping); full-length
+rollouts of the fast policy were worse still; the logit model removed most of that bias.
 
 Budget: ``ismcts:N`` runs ``N`` iterations per decision (deterministic given the agent's seed,
 so tournaments with it are reproducible for any number of workers); ``ismcts:Tms`` searches
@@ -69,8 +76,8 @@ from .base import Agent, register
 from .rule_based import StrategicAgent, _uno_reflex, legal_ids
 
 __all__ = [
-    "DEFAULT_SIMULATIONS", "ISMCTSAgent", "SearchParams", "SPEC_OPTIONS", "parse_spec",
-    "rollout_action",
+    "DEFAULT_SIMULATIONS", "ISMCTSAgent", "LOGIT_WEIGHTS", "SearchParams", "SPEC_OPTIONS",
+    "fit_leaf_weights", "leaf_features", "parse_spec", "rollout_action",
 ]
 
 #: Iterations per decision of the plain ``ismcts`` spec.
@@ -143,6 +150,87 @@ def rollout_action(g: Game, rnd: random.Random, epsilon: float = 0.1) -> int:
     return legal[0]
 
 
+#: Weights of :func:`_logit_rewards` by table size (2, or more), in the order of
+#: :func:`leaf_features`. Maximum-likelihood fits of the eventual winner on positions of
+#: ``strategic`` self-play: ``fit_leaf_weights(2)`` and ``fit_leaf_weights(4)``, rounded.
+LOGIT_WEIGHTS = {
+    2: (-0.678, 1.084, 0.387, 0.132, -0.203, 0.043, -0.043),
+    4: (-1.293, 0.762, 0.594, 0.066, -0.014, 0.154, 0.038),
+}
+
+
+def leaf_features(g: Game, s: int) -> tuple[float, ...]:
+    """Seat ``s``'s features for the cut-off model: log hand size, W4s, WBs, Skip/Reverse/Draw
+    Two cards, colours held, deciding now, deciding next (1 or 0)."""
+    h = g.hands[s]
+    actions = colours = 0
+    for b in (0, 13, 26, 39):
+        actions += h[b + 10] + h[b + 11] + h[b + 12]
+        if any(h[b:b + 13]):
+            colours += 1
+    dist = (s - g.current_player) * g.direction % g.num_players
+    return (math.log(max(g.sizes[s], 1)), h[W4], h[WB], actions, colours, float(dist == 0),
+            float(dist == 1))
+
+
+def _logit_rewards(g: Game) -> list[float]:
+    """Expected reward of every seat of a cut-off simulation: ``P(seat s wins) ∝ exp(w · f_s)``
+    (:data:`LOGIT_WEIGHTS`, :func:`leaf_features`), as a reward ``+1`` / ``-1/(N-1)``."""
+    n = g.num_players
+    w = LOGIT_WEIGHTS[2 if n == 2 else 4]
+    scores = [sum(a * b for a, b in zip(w, leaf_features(g, s))) for s in range(n)]
+    top = max(scores)
+    weights = [math.exp(x - top) for x in scores]
+    total = sum(weights)
+    lose = -1.0 / (n - 1)
+    return [x / total * (1.0 - lose) + lose for x in weights]
+
+
+def fit_leaf_weights(num_players: int, games: int = 1500, seed: int | None = None,
+                     sample: float = 0.15) -> tuple[float, ...]:
+    """Fits :data:`LOGIT_WEIGHTS` for ``num_players``: ``games`` games of ``strategic`` self-play
+    (game seeds ``seed * 100000 + i``, ``seed`` defaulting to ``7 + num_players``), each
+    decision's position kept with probability ``sample``, labelled with the game's winner; a
+    conditional-logit maximum-likelihood fit (Newton, a 1e-3 ridge) of ``P(winner = s) ∝
+    exp(w · leaf_features(s))``."""
+    seed = 7 + num_players if seed is None else seed
+    rng = np.random.default_rng(seed)
+    xs, ys = [], []
+    for i in range(games):
+        g = Game(_rules(num_players), seed=seed * 100000 + i)
+        agents = [StrategicAgent(s) for s in range(num_players)]
+        kept = []
+        while not g.game_over and g.num_steps < 3000:
+            if rng.random() < sample:
+                kept.append([leaf_features(g, s) for s in range(num_players)])
+            p = g.current_player
+            g.step(agents[p].act(None, None, g.view(p)))
+        if g.winner is not None:
+            xs += kept
+            ys += [g.winner] * len(kept)
+    x, y = np.array(xs, dtype=float), np.array(ys)
+    m, _, d = x.shape
+    w = np.zeros(d)
+    for _ in range(50):
+        sc = x @ w
+        prob = np.exp(sc - sc.max(axis=1, keepdims=True))
+        prob /= prob.sum(axis=1, keepdims=True)
+        mean = (prob[:, :, None] * x).sum(axis=1)
+        grad = (x[np.arange(m), y] - mean).sum(axis=0) - 1e-3 * w
+        hess = np.einsum("ms,msd,mse->de", prob, x, x) - mean.T @ mean + 1e-3 * np.eye(d)
+        step = np.linalg.solve(hess, grad)
+        w += step
+        if np.abs(step).max() < 1e-9:
+            break
+    return tuple(round(float(v), 3) for v in w)
+
+
+def _rules(num_players: int):  # noqa: ANN202 - local import keeps the module light
+    from uno_mk_env import Rules
+
+    return Rules(num_players=num_players)
+
+
 def _honest_w4(g: Game, hand: bytearray) -> bool:
     """R6.1 on the sampled hand: no card of the active colour, and no WB when that counts."""
     return w4_is_legal(held_mask(hand), g.colour, g.rules.item_box_counts_for_w4)
@@ -164,6 +252,14 @@ class SearchParams:
         prior: whose choice gets the bonus: ``"strategic"`` (the rule agent) or ``"ppo"`` (the
             shipped PPO policy for the table size, ``models/ppo_2p.npz`` at two players,
             ``models/ppo_4p.npz`` at more; read from the repository) [prior].
+        significance: ``z`` of the test that lets the search overrule the prior: the most
+            visited root action is played instead of the prior's only if its mean exceeds the
+            prior's by more than ``z`` standard errors of the difference (the prior then gets at
+            least a quarter of the iterations, so that both means are measured); ``0``: no
+            test [z].
+        value: the model that scores a simulation cut off at ``max_depth``: ``"size"``
+            (``P(win) ∝ size ** -k``) or ``"logit"`` (:func:`_logit_rewards`: a conditional
+            logit on hand size, wilds, action cards, colours held and turn) [value].
         value_exponent: ``k`` of the hand-size model ``P(win) ∝ size ** -k``; ``None``: 0.5 at
             two players, 1.0 at more (maximum-likelihood fits on games of the rule agents) [k].
         use_voids: bias determinizations by the ``strategic`` agent's void beliefs [voids].
@@ -178,24 +274,27 @@ class SearchParams:
     simulations: int = DEFAULT_SIMULATIONS
     milliseconds: float | None = None
     exploration: float = 0.7
-    max_depth: int = 10
+    max_depth: int = 4
     epsilon: float = 0.1
-    prior_bonus: float = 0.2
+    prior_bonus: float = 0.1
     value_exponent: float | None = None
     use_voids: bool = True
     rollout: str = "fast"
     crn: bool = False
     prior: str = "strategic"
+    significance: float = 0.0
+    value: str = "logit"
 
 
 #: Values of the string options.
-CHOICES = {"rollout": ("fast", "strategic"), "prior": ("strategic", "ppo")}
+CHOICES = {"rollout": ("fast", "strategic"), "prior": ("strategic", "ppo"),
+           "value": ("size", "logit")}
 #: The shipped PPO policies used by ``prior="ppo"``, by table size (2, or more).
 PPO_PRIORS = {2: "models/ppo_2p.npz", 4: "models/ppo_4p.npz"}
 #: Spec option names (``ismcts:200:c=0.5``) and the :class:`SearchParams` field each sets.
 SPEC_OPTIONS = {
     "c": "exploration", "depth": "max_depth", "eps": "epsilon", "bonus": "prior_bonus",
-    "prior": "prior",
+    "prior": "prior", "z": "significance", "value": "value",
     "k": "value_exponent", "voids": "use_voids", "rollout": "rollout",
     "crn": "crn",
 }
@@ -263,13 +362,14 @@ class _Node:
     legal at the parent (the availability count of ISMCTS).
     """
 
-    __slots__ = ("children", "visits", "avail", "total", "player")
+    __slots__ = ("children", "visits", "avail", "total", "squares", "player")
 
     def __init__(self, player: int) -> None:
         self.children: dict[int, _Node] = {}
         self.visits = 0
         self.avail = 0
         self.total = 0.0
+        self.squares = 0.0  # sum of squared rewards (the root's test against the prior)
         self.player = player
 
 
@@ -333,6 +433,19 @@ class ISMCTSAgent(Agent):
                 if a in root.children and root.children[a].visits else -1.0,
             ),
         )
+        z = self.params.significance
+        if z > 0 and best != prior and prior in root.children:
+            a, b = root.children[best], root.children[prior]
+            if not b.visits:
+                return prior
+            mean_a, mean_b = a.total / a.visits, b.total / b.visits
+            # a node seen once has no variance of its own: it borrows the other's
+            var_a = a.squares / a.visits - mean_a * mean_a if a.visits > 1 else None
+            var_b = b.squares / b.visits - mean_b * mean_b if b.visits > 1 else var_a
+            var_a = var_b if var_a is None else var_a
+            if var_a is None or var_b is None or mean_a - mean_b <= z * math.sqrt(
+                    max(var_a, 0.0) / a.visits + max(var_b, 0.0) / b.visits):
+                return prior
         return best
 
     def _ppo_choice(self, view: PlayerView) -> int:
@@ -369,6 +482,8 @@ class ISMCTSAgent(Agent):
         depth_cap = p.max_depth
         eps = p.epsilon
         crn = p.crn
+        tested = p.significance > 0 and prior in root_legal
+        logit = p.value == "logit"
         helper = StrategicAgent(0) if p.rollout == "strategic" else None
         deals: list[Game] = []
         seeds: list[int] = []
@@ -397,6 +512,9 @@ class ISMCTSAgent(Agent):
                     else:
                         a = next(x for x in root_legal if x not in children)
                     child = children[a] = _Node(seat)
+                elif tested and children[prior].visits * 4 < it:
+                    a = prior  # the test against the prior needs samples of it too
+                    child = children[a]
                 else:
                     best_v = -1e300
                     for x in root_legal:
@@ -460,13 +578,16 @@ class ISMCTSAgent(Agent):
                     break
                 best_a, best_v = -1, -1e300
                 at_root = node is root
-                for a in legal:
-                    child = children[a]
-                    v = child.total / child.visits + c * sqrt(log(child.avail) / child.visits)
-                    if at_root and a == prior:
-                        v += bonus
-                    if v > best_v:
-                        best_a, best_v = a, v
+                if at_root and tested and children[prior].visits * 4 < it:
+                    best_a = prior  # the test against the prior needs samples of it too
+                else:
+                    for a in legal:
+                        child = children[a]
+                        v = child.total / child.visits + c * sqrt(log(child.avail) / child.visits)
+                        if at_root and a == prior:
+                            v += bonus
+                        if v > best_v:
+                            best_a, best_v = a, v
                 node = children[best_a]
                 path.append(node)
                 g.step(best_a)
@@ -487,11 +608,13 @@ class ISMCTSAgent(Agent):
                 else:
                     rewards = [win_reward(n, winner, s) for s in range(n)]
             else:
-                rewards = self._leaf_rewards(g.sizes)
+                rewards = self._leaf_rewards(g.sizes) if not logit else _logit_rewards(g)
             # ---- back-propagation
             for node in path:
+                r = rewards[node.player]
                 node.visits += 1
-                node.total += rewards[node.player]
+                node.total += r
+                node.squares += r * r
         self.iterations = it
         self.last_root = root
         return root

@@ -203,6 +203,24 @@ def test_the_prior_bonus_keeps_the_heuristic_move_on_even_evidence() -> None:
     assert _decide(agent, g) == prior
 
 
+def test_significance_test_overrules_the_prior_only_when_the_search_is_sure(monkeypatch) -> None:
+    """A prior that picks the losing R3 (forced here) is overruled by Skip (every line wins) at
+    z = 2; at an absurd z the prior's move stands."""
+    from uno_mk_env.agents.rule_based import StrategicAgent
+
+    real = StrategicAgent.act
+
+    def wrong_prior(self, observation, action_mask, view):
+        real(self, observation, action_mask, view)
+        return action_id("PLAY(R3)")
+
+    monkeypatch.setattr(StrategicAgent, "act", wrong_prior)
+    sure = _agent(0, simulations=120, prior_bonus=0.0, significance=2.0)
+    assert _decide(sure, _skip_then_win()) == action_id("PLAY(RS)")
+    timid = _agent(0, simulations=120, prior_bonus=0.0, significance=1000.0)
+    assert _decide(timid, _skip_then_win()) == action_id("PLAY(R3)")
+
+
 def test_one_legal_action_and_uno_reflexes_skip_the_search(monkeypatch) -> None:
     def boom(*args, **kwargs):
         raise AssertionError("searched")
@@ -229,6 +247,29 @@ def test_crn_compares_root_actions_on_the_same_deals(monkeypatch) -> None:
     visits = [c.visits for c in agent.last_root.children.values()]
     assert sum(visits) == 90 and len(visits) >= 3
     assert len(deals) == max(visits) < 90
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 7])
+def test_leaf_models_give_zero_sum_rewards_that_favour_the_smaller_hand(n: int) -> None:
+    """Both cut-off models return the expected win reward of every seat: zero-sum (one winner
+    +1, the others -1/(N-1)), and a seat about to go out is worth more than one with a big hand
+    (the logit model also counts the wilds it holds, docs/rules.md R6.4)."""
+    g = Game(Rules(num_players=n), seed=n)
+    agent = _agent()
+    for rewards in (agent._leaf_rewards(g.sizes), ismcts_module._logit_rewards(g)):
+        assert sum(rewards) == pytest.approx(0.0, abs=1e-12)
+        assert all(-1.0 / (n - 1) < r < 1.0 for r in rewards)
+    big = ["G2 G3 G4 G5 G6", "B2 B3 B4 B5 B6", "Y2 Y3 Y4 Y5 Y6"] * 3
+    g = make({"rules": {"num_players": n}, "hands": ["R1", *big[:n - 1]], "discard_pile": "R7",
+              "draw_pile": "Y1 B1 G1"})
+    for rewards in (agent._leaf_rewards(g.sizes), ismcts_module._logit_rewards(g)):
+        assert rewards[0] == max(rewards) and rewards[0] > 0
+    others = ["Y5 Y6", "B5 B6", "G5 G6", "Y7 Y8", "B7 B8", "G7 G8", "Y9 Y1", "B9 B1", "G9 G1"]
+    wild = make({"rules": {"num_players": n}, "hands": ["W4 G2 G3", *others[:n - 1]],
+                 "discard_pile": "R7", "draw_pile": "B2 B3", "current_player": 1})
+    plain = make({"rules": {"num_players": n}, "hands": ["B4 G2 G3", *others[:n - 1]],
+                  "discard_pile": "R7", "draw_pile": "B2 B3", "current_player": 1})
+    assert ismcts_module._logit_rewards(wild)[0] > ismcts_module._logit_rewards(plain)[0]
 
 
 # ---------------------------------------------------------------------------------- budgets
@@ -260,6 +301,8 @@ def test_millisecond_budget_stops_at_its_deadline(monkeypatch) -> None:
     ("ismcts:50:voids=0", "use_voids", False),
     ("ismcts:50:rollout=strategic", "rollout", "strategic"),
     ("ismcts:50:crn=1", "crn", True),
+    ("ismcts:50:z=1.5", "significance", 1.5),
+    ("ismcts:50:value=logit", "value", "logit"),
 ])
 def test_spec_sets_the_budget_and_options(spec: str, field: str, value: object) -> None:
     agent = make_agent(spec, seed=0)
@@ -290,3 +333,11 @@ def test_ismcts_plays_on_par_with_strategic_at_a_small_budget() -> None:
     row = next(r for r in run_tournament(["ismcts:100", "strategic"], 2, 400, seed=5)
                .leaderboard() if r["agent"] == "ismcts:100")
     assert row["win_ci_high"] > 0.5 and row["win_ci_low"] > 0.40
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [2, 4])
+def test_leaf_weights_are_the_documented_fit(n: int) -> None:
+    """LOGIT_WEIGHTS are exactly what fit_leaf_weights(n) gives (1,500 games of strategic
+    self-play: a few minutes)."""
+    assert ismcts_module.fit_leaf_weights(n) == ismcts_module.LOGIT_WEIGHTS[n]
