@@ -65,7 +65,7 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
-from uno_mk_env import Game, PlayerView
+from uno_mk_env import Game, PlayerView, Rules
 from uno_mk_env import actions as A
 from uno_mk_env.cards import COLOUR_OF, SKIP, W4, WB
 from uno_mk_env.legality import held_mask, w4_is_legal
@@ -197,7 +197,7 @@ def fit_leaf_weights(num_players: int, games: int = 1500, seed: int | None = Non
     rng = np.random.default_rng(seed)
     xs, ys = [], []
     for i in range(games):
-        g = Game(_rules(num_players), seed=seed * 100000 + i)
+        g = Game(Rules(num_players=num_players), seed=seed * 100000 + i)
         agents = [StrategicAgent(s) for s in range(num_players)]
         kept = []
         while not g.game_over and g.num_steps < 3000:
@@ -223,12 +223,6 @@ def fit_leaf_weights(num_players: int, games: int = 1500, seed: int | None = Non
         if np.abs(step).max() < 1e-9:
             break
     return tuple(round(float(v), 3) for v in w)
-
-
-def _rules(num_players: int):  # noqa: ANN202 - local import keeps the module light
-    from uno_mk_env import Rules
-
-    return Rules(num_players=num_players)
 
 
 def _honest_w4(g: Game, hand: bytearray) -> bool:
