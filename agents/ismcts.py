@@ -240,7 +240,7 @@ class SearchParams:
         milliseconds: wall-clock search time per decision instead (not reproducible) [ms].
         exploration: UCB1 constant ``c``; rewards lie in ``[-1/(N-1), 1]`` [c].
         max_depth: default-policy decisions per simulation before it is scored by the
-            hand-size model; ``0``: play every simulation to the end of the round [depth].
+            ``value`` model; ``0``: play every simulation to the end of the round [depth].
         epsilon: randomness of the default policy (:func:`rollout_action`) [eps].
         prior_bonus: added at the root to the UCB value of the prior's choice [bonus].
         prior: whose choice gets the bonus: ``"strategic"`` (the rule agent) or ``"ppo"`` (the
