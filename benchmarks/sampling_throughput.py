@@ -190,8 +190,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="env steps sampled per measurement")
     parser.add_argument("--envs-per-runner", type=int, default=8)
     parser.add_argument("--train-batch-size", type=int, default=8000)
-    parser.add_argument("--minibatch-size", type=int, default=512)
-    parser.add_argument("--num-epochs", type=int, default=6)
+    parser.add_argument("--minibatch-size", type=int, default=1000)
+    parser.add_argument("--num-epochs", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-sb3", action="store_true")
@@ -249,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     if opts.json:
         with open(opts.json, "w", encoding="utf-8") as f:
             json.dump({"options": vars(opts), "load_average": load, "runs": runs, "best": best,
-                       "learn_seconds": learn, "costs": costs}, f, indent=2)
+                       "learn_seconds": learn, "costs": costs}, f, indent=2, default=float)
     return 0
 
 

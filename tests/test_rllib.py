@@ -18,6 +18,7 @@ is skipped with the reason, except under CI (``CI`` set), where a missing Ray is
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import json
 import os
@@ -67,6 +68,17 @@ def test_write_policy_round_trips_an_mlp_and_refuses_a_bad_one(tmp_path: Path) -
     with pytest.raises(ModelFileError, match="logits"):
         write_policy(layers[:1], "relu", tmp_path / "bad.npz")
     assert not (tmp_path / "bad.npz").exists()
+
+
+def test_without_ray_the_backend_says_how_to_install_it(tmp_path: Path) -> None:
+    code = ("import sys; sys.modules['ray'] = None\n"
+            "from uno_mk_env.training import rllib\n"
+            "sys.exit(rllib.main(['--total-timesteps', '10']))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 2
+    (line,) = out.stderr.strip().splitlines()
+    assert "needs Ray RLlib" in line and "uno-mk-env[rllib]" in line, line
 
 
 # ------------------------------------------------------------------ the env and the module
@@ -297,8 +309,13 @@ def test_smoke_trains_on_a_local_ray_and_the_policy_plays_without_ray(
     assert len(summary["league"]["slots"]) >= 1
     assert summary["module_steps"].get("main", 0) > 0
     assert sum(v for k, v in summary["module_steps"].items() if k.startswith("league_")) > 0
-    progress = (run_dir / "progress.csv").read_text().splitlines()
-    assert len(progress) >= 4 and progress[0].startswith("iteration,timesteps")
+    with (run_dir / "progress.csv").open() as f:
+        progress = list(csv.DictReader(f))
+    assert len(progress) >= 3
+    last = progress[-1]
+    assert int(last["agent_steps"]) >= int(last["timesteps"])  # a decider per env step
+    assert 0 < int(last["main_steps"]) < int(last["agent_steps"])  # league seats played too
+    assert int(last["masked_actions"]) == 0
     assert (run_dir / "eval.csv").is_file() and (run_dir / "curve.png").is_file()
     assert list(run_dir.glob("events.out.tfevents.*"))
     assert (Path(summary["checkpoint"]) / "policy.npz").is_file()

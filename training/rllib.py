@@ -141,8 +141,7 @@ class Args:
     """env runner actors that sample (-1: the cluster's CPUs minus one for the learner, at
     least 1; 0: sample in the driver process)"""
     envs_per_runner: int = 8
-    """environments each env runner steps (vectorised: one forward pass for all of them; 8
-    samples ~4x faster than 1)"""
+    """environments each env runner steps (vectorised: one forward pass for all of them)"""
     num_learners: int = 0
     """learner actors (0: learn in the driver process; n > 0: n learner actors, data-parallel)"""
 
@@ -1015,7 +1014,7 @@ def restored_weights_match(state: dict[str, Any], policy: Path) -> bool | None:
 # ------------------------------------------------------------------------------- training
 #: Columns of ``progress.csv`` (one row per training iteration).
 PROGRESS_COLUMNS = [
-    "iteration", "timesteps", "agent_steps", "main_steps_trained", "episodes", "wall_s",
+    "iteration", "timesteps", "agent_steps", "main_steps", "episodes", "wall_s",
     "steps_per_s", "sample_s", "learn_s", "episode_len_mean", "policy_loss", "vf_loss",
     "vf_explained_var", "entropy", "mean_kl", "checked_actions", "masked_actions",
     "league_slots",
@@ -1030,6 +1029,13 @@ def _number(value: Any) -> float | None:
     return x if np.isfinite(x) else None
 
 
+def _total(value: Any) -> float:
+    """A number, or the sum of a dict of numbers (RLlib's per-agent counters); 0 if neither."""
+    if isinstance(value, dict):
+        return sum(_total(v) for v in value.values())
+    return _number(value) or 0.0
+
+
 def iteration_row(result: dict[str, Any], iteration: int, wall: float, steps_per_s: float,
                   league: League) -> dict[str, Any]:
     """A ``progress.csv`` row from an ``Algorithm.train()`` result."""
@@ -1039,9 +1045,10 @@ def iteration_row(result: dict[str, Any], iteration: int, wall: float, steps_per
     return {
         "iteration": iteration,
         "timesteps": int(runners.get("num_env_steps_sampled_lifetime", 0)),
-        "agent_steps": int(_number(runners.get("num_agent_steps_sampled_lifetime")) or 0),
-        "main_steps_trained": int(_number(learner.get("num_module_steps_trained_lifetime"))
-                                  or 0),
+        "agent_steps": int(_total(runners.get("num_agent_steps_sampled_lifetime"))),
+        "main_steps": int(_total((runners.get("num_module_steps_sampled_lifetime") or {})
+                                 .get(MAIN) if isinstance(runners.get(
+                                     "num_module_steps_sampled_lifetime"), dict) else None)),
         "episodes": int(_number(runners.get("num_episodes_lifetime")) or 0),
         "wall_s": round(wall, 1), "steps_per_s": round(steps_per_s, 1),
         "sample_s": _number(timers.get("env_runner_sampling_timer")),
