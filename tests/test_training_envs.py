@@ -50,12 +50,14 @@ def test_tables_are_drawn_per_episode_by_weight_and_seeded():
     assert [n for n, _, _ in other] != [n for n, _, _ in runs[0]]
 
 
+@pytest.mark.parametrize("kind", ["place", "win_place"])
 @pytest.mark.parametrize("n", [2, 4])
-def test_place_reward_ranks_the_learner_at_the_end(n):
+def test_place_reward_ranks_the_learner_at_the_end(n, kind):
     from uno_mk_env.agents import make_agent
     from uno_mk_env.agents.base import agent_action
+    from uno_mk_env.rewards import win_reward
 
-    env = make_training_env(_args(num_players=n, reward="place", opponents="greedy,random"),
+    env = make_training_env(_args(num_players=n, reward=kind, opponents="greedy,random"),
                             rank=0)
     learner = make_agent("greedy", seed=0)
     env.reset(seed=3)
@@ -63,17 +65,22 @@ def test_place_reward_ranks_the_learner_at_the_end(n):
     for _ in range(30):
         done = False
         while not done:
-            obs, reward, terminated, truncated, _ = env.step(agent_action(learner, env.game))
+            obs, got, terminated, truncated, _ = env.step(agent_action(learner, env.game))
             done = terminated or truncated
             if not done:
-                assert reward == 0.0
+                assert got == 0.0
         game = env.game
         place = places(game.winner, game.scores, [game.hand_points(s) for s in range(n)])
-        expected = 1 - 2 * (place[env.seat] - 1) / (n - 1) if terminated else 0.0
-        assert reward == pytest.approx(expected)
-        seen.add(round(reward, 3))
+        by_place = 1 - 2 * (place[env.seat] - 1) / (n - 1)
+        if kind == "win_place":
+            by_place = (by_place + win_reward(n, game.winner, env.seat)) / 2
+        assert got == pytest.approx(by_place if terminated else 0.0)
+        seen.add(round(got, 3))
         env.reset()
-    assert seen <= {round(1 - 2 * k / (n - 1), 3) for k in range(n)} | {0.0}
+    if kind == "place":
+        assert seen <= {round(1 - 2 * k / (n - 1), 3) for k in range(n)} | {0.0}
+    if kind == "win_place" and n == 4:
+        assert seen <= {1.0, 0.0, -0.333, -0.667}
     assert len(seen) >= 2
 
 
@@ -81,7 +88,7 @@ def test_place_reward_ranks_the_learner_at_the_end(n):
     (dict(table_sizes="2,11"), "--table-sizes '2,11': 11 is not one of"),
     (dict(rule_presets="default,nope"), "'nope' is not one of"),
     (dict(table_sizes="2:x"), "cannot read '2:x'"),
-    (dict(reward="rank"), "--reward 'rank': must be win, points or place"),
+    (dict(reward="rank"), "--reward 'rank': must be win, points, place or win_place"),
     (dict(eval_players="1"), "--eval-players '1': 1 is not 2-10"),
 ])
 def test_bad_table_arguments_are_one_line_errors(bad, message):

@@ -16,12 +16,16 @@ import numpy as np
 
 from uno_mk_env.gym_env import UnoMarioKartGymEnv
 from uno_mk_env.observation import encode_state, observation_high, state_high
+from uno_mk_env.rewards import win_reward
 from uno_mk_env.rules import PRESETS, Rules
 from uno_mk_env.seeding import derive_seed
 
 from .opponents import OpponentPool, SnapshotLeague
 
-__all__ = ["TrainingEnv"]
+__all__ = ["PLACE_REWARDS", "TrainingEnv"]
+
+#: The rewards :class:`TrainingEnv` computes itself from the places at the end of a game.
+PLACE_REWARDS = ("place", "win_place")
 
 
 class TrainingEnv(gymnasium.Env):
@@ -40,6 +44,8 @@ class TrainingEnv(gymnasium.Env):
             for first place down to -1 for last, places as tournaments rank them,
             :func:`uno_mk_env.evaluation.tournament.places`; a truncated game gets 0). At two
             players it is the win reward; at more it also values second over last place.
+            ``"win_place"``: the mean of the two at the end of the game (at four players +1,
+            0, -1/3, -2/3 from first to last place).
         max_steps: as :class:`~uno_mk_env.gym_env.UnoMarioKartGymEnv`.
         critic_state: append the game's perfect-information
             :func:`~uno_mk_env.observation.encode_state` to the observation (the input of an
@@ -105,7 +111,7 @@ class TrainingEnv(gymnasium.Env):
             n, preset = self.tables[index]
             self._envs[index] = UnoMarioKartGymEnv(
                 num_players=n, opponents=self.make_pools(n, index),
-                reward="win" if self.reward == "place" else self.reward,
+                reward="win" if self.reward in PLACE_REWARDS else self.reward,
                 max_steps=self.max_steps, **PRESETS[preset],
             )
         return self._envs[index]
@@ -133,7 +139,7 @@ class TrainingEnv(gymnasium.Env):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
-        if self.reward == "place" and not info.get("illegal_action"):
+        if self.reward in PLACE_REWARDS and not info.get("illegal_action"):
             reward = self._place_reward() if terminated else 0.0
         return self._observation(obs), reward, terminated, truncated, info
 
@@ -143,7 +149,10 @@ class TrainingEnv(gymnasium.Env):
         game = self.env.game
         n = len(game.scores)
         place = places(game.winner, game.scores, [game.hand_points(s) for s in range(n)])
-        return 1.0 - 2.0 * (place[self.env.seat] - 1) / (n - 1)
+        by_place = 1.0 - 2.0 * (place[self.env.seat] - 1) / (n - 1)
+        if self.reward == "place":
+            return by_place
+        return 0.5 * (by_place + win_reward(n, game.winner, self.env.seat))
 
 
 def make_training_env(args: Any, rank: int) -> TrainingEnv:

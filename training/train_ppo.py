@@ -97,8 +97,9 @@ class Args:
     """rules presets (uno_mk_env.rules.PRESETS) drawn per episode, each with an optional weight,
     e.g. "default:4,strict,standard_uno" (empty: the default rules)"""
     reward: str = "win"
-    """reward of the learner: "win" (+1 / -1/(N-1)), "points" (hand points / 100) or "place"
-    (+1 for first place down to -1 for last, linear; the same as "win" at 2 players)"""
+    """reward of the learner: "win" (+1 / -1/(N-1)), "points" (hand points / 100), "place"
+    (+1 for first place down to -1 for last, linear; the same as "win" at 2 players) or
+    "win_place" (the mean of "win" and "place")"""
     max_steps: int = 2000
     """decisions per episode (all seats) before truncation"""
     n_envs: int = 2
@@ -312,8 +313,9 @@ def check_args(args: Args) -> None:
             raise TrainingError(f"--{name.replace('_', '-')} {getattr(args, name)}: must be >= 1")
     if args.activation not in ("tanh", "relu"):
         raise TrainingError(f"--activation {args.activation!r}: must be tanh or relu")
-    if args.reward not in ("win", "points", "place"):
-        raise TrainingError(f"--reward {args.reward!r}: must be win, points or place")
+    if args.reward not in ("win", "points", "place", "win_place"):
+        raise TrainingError(f"--reward {args.reward!r}: must be win, points, place or "
+                            "win_place")
     if args.vec_env not in ("auto", "dummy", "subproc"):
         raise TrainingError(f"--vec-env {args.vec_env!r}: must be auto, dummy or subproc")
     table_sizes(args)
