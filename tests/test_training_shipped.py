@@ -17,7 +17,10 @@ import pytest
 from uno_mk_env.agents.ppo import PPOAgent
 
 REPO = Path(__file__).resolve().parents[1]
-MODELS = sorted((REPO / "models").glob("*.json"))
+ALL_MODELS = sorted((REPO / "models").glob("*.json"))
+#: The stable-baselines3 checkpoints (``.zip`` + ``.npz``); the RLlib ones ship a ``.npz`` only.
+MODELS = [p for p in ALL_MODELS if json.loads(p.read_text()).get("backend", "sb3") == "sb3"]
+RLLIB_MODELS = [p for p in ALL_MODELS if json.loads(p.read_text()).get("backend") == "rllib"]
 #: Shipped before this provenance existed: no commit, a wall-clock stop; ``ppo_4p.json``'s
 #: top-level ``args`` are defaults that did not run. Each passes once retrained (strict xfail).
 LEGACY_PROVENANCE = {"ppo_2p", "ppo_4p"}
@@ -85,4 +88,33 @@ def test_provenance_is_complete(path: Path) -> None:
     assert max(r["timesteps"] for r in curve) == info["timesteps"]
     assert {r["kind"] for r in curve if r["timesteps"] == info["timesteps"]} - {"eval"}, (
         "the curve includes the final evaluation")
+    assert path.with_name(path.stem + "_curve.png").is_file()
+
+
+@pytest.mark.parametrize("path", RLLIB_MODELS, ids=[p.stem for p in RLLIB_MODELS])
+def test_rllib_provenance_is_complete(path: Path) -> None:
+    """An RLlib-trained policy records its commit, versions, a command that parses back to its
+    arguments, the policy file it shipped, its selection-free final evaluation and its curve."""
+    from uno_mk_env.training.curves import read_eval_csv
+    from uno_mk_env.training.rllib import Args, parse_args
+
+    info = json.loads(path.read_text())
+    assert re.fullmatch(r"[0-9a-f]{40}", info["git"]["commit"] or "")
+    assert info["versions"]["uno-mk-env"] and info["versions"]["ray"]
+    argv = shlex.split(info["command"])
+    assert argv[:4] == ["uno-mk", "train", "--backend", "rllib"]
+    assert parse_args(argv[4:]) == Args(**info["args"]), "the command reproduces the run"
+    assert 0 < info["timesteps"] <= info["args"]["total_timesteps"]
+    agent = PPOAgent(path.with_name(info["numpy_policy"]))
+    assert agent.info["activation"] == info["args"]["activation"]
+    assert [w.shape[1] for w, _ in agent.actor.layers[:-1]] == [
+        int(n) for n in info["args"]["net_arch"].split(",")]
+    final = info["summary"]["final_eval"]
+    assert {row["opponent"] for row in final} == set(info["args"]["eval_opponents"].split(","))
+    for row in final:
+        assert row["games"] == info["args"]["final_eval_games"]
+        assert row["ci_low"] <= row["win_rate"] == row["wins"] / row["games"] <= row["ci_high"]
+        assert row["timesteps"] == info["timesteps"]
+    curve = read_eval_csv(path.with_name(path.stem + "_curve.csv"))
+    assert max(r["timesteps"] for r in curve) == info["timesteps"]
     assert path.with_name(path.stem + "_curve.png").is_file()
