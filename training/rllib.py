@@ -267,50 +267,69 @@ def check_args(args: Args) -> None:
     Raises:
         TrainingError: the first bad argument, naming its value and what is allowed.
     """
-    from uno_mk_env.agents.base import AgentSpecError
-    from uno_mk_env.evaluation.tournament import build_agent
+    _check_model_args(args)
+    _check_ranges(args)
+    if args.opponent_prob > 0 and not _args.specs(args.opponents):
+        raise _bad("opponents", args.opponents, "--opponent-prob > 0 needs at least one agent")
+    if args.minibatch_size > args.train_batch_size:
+        raise _bad("minibatch_size", args.minibatch_size,
+                   f"must be <= --train-batch-size ({args.train_batch_size})")
+    if not _args.specs(args.eval_opponents):
+        raise _bad("eval_opponents", args.eval_opponents, "needs at least one agent")
+    _check_agent_specs(args)
+
+
+def _bad(name: str, value: Any, allowed: str) -> TrainingError:
+    """The error of :func:`check_args` for the argument ``name`` given ``value``."""
+    return TrainingError(f"--{name.replace('_', '-')} {value!r}: {allowed}")
+
+
+def _check_model_args(args: Args) -> None:
+    """Refuses a table size, reward mode, activation or ``--net-arch`` that does not exist."""
     from uno_mk_env.rewards import REWARD_MODES
     from uno_mk_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
-    def bad(name: str, value: Any, allowed: str) -> TrainingError:
-        return TrainingError(f"--{name.replace('_', '-')} {value!r}: {allowed}")
-
     if not MIN_PLAYERS <= args.num_players <= MAX_PLAYERS:
-        raise bad("num_players", args.num_players, f"must be {MIN_PLAYERS}-{MAX_PLAYERS}")
+        raise _bad("num_players", args.num_players, f"must be {MIN_PLAYERS}-{MAX_PLAYERS}")
     if args.reward not in REWARD_MODES:
-        raise bad("reward", args.reward, f"must be one of {', '.join(REWARD_MODES)}")
+        raise _bad("reward", args.reward, f"must be one of {', '.join(REWARD_MODES)}")
     if args.activation not in ("tanh", "relu"):
-        raise bad("activation", args.activation, "must be tanh or relu")
+        raise _bad("activation", args.activation, "must be tanh or relu")
     try:
         hidden = _args.ints(args.net_arch)
     except ValueError:
         hidden = [0]
     if not hidden or min(hidden) < 1:
-        raise bad("net_arch", args.net_arch, "must be comma-separated positive layer sizes")
+        raise _bad("net_arch", args.net_arch, "must be comma-separated positive layer sizes")
+
+
+def _check_ranges(args: Args) -> None:
+    """Refuses counts and probabilities out of their ranges."""
     for name in ("max_steps", "total_timesteps", "train_batch_size", "minibatch_size",
                  "num_epochs", "eval_games", "final_eval_games", "eval_workers",
                  "envs_per_runner", "bc_steps", "bc_epochs"):
         if getattr(args, name) < 1:
-            raise bad(name, getattr(args, name), "must be >= 1")
+            raise _bad(name, getattr(args, name), "must be >= 1")
     for name in ("league_size", "snapshot_every", "eval_every", "checkpoint_every",
                  "num_learners", "num_cpus"):
         if getattr(args, name) < 0:
-            raise bad(name, getattr(args, name), "must be >= 0")
+            raise _bad(name, getattr(args, name), "must be >= 0")
     if args.num_env_runners < -1:
-        raise bad("num_env_runners", args.num_env_runners, "must be >= 0, or -1 for automatic")
+        raise _bad("num_env_runners", args.num_env_runners, "must be >= 0, or -1 for automatic")
     for name in ("league_prob", "opponent_prob", "gamma", "gae_lambda"):
         if not 0.0 <= getattr(args, name) <= 1.0:
-            raise bad(name, getattr(args, name), "must be in [0, 1]")
+            raise _bad(name, getattr(args, name), "must be in [0, 1]")
     if args.league_prob + args.opponent_prob > 1.0:
         raise TrainingError(f"--league-prob {args.league_prob} + --opponent-prob "
                             f"{args.opponent_prob} exceed 1")
-    if args.opponent_prob > 0 and not _args.specs(args.opponents):
-        raise bad("opponents", args.opponents, "--opponent-prob > 0 needs at least one agent")
-    if args.minibatch_size > args.train_batch_size:
-        raise bad("minibatch_size", args.minibatch_size,
-                  f"must be <= --train-batch-size ({args.train_batch_size})")
-    if not _args.specs(args.eval_opponents):
-        raise bad("eval_opponents", args.eval_opponents, "needs at least one agent")
+
+
+def _check_agent_specs(args: Args) -> None:
+    """Refuses an agent of ``--opponents``, ``--eval-opponents`` or ``--bc-teacher`` that
+    cannot be built."""
+    from uno_mk_env.agents.base import AgentSpecError
+    from uno_mk_env.evaluation.tournament import build_agent
+
     for spec in [*_args.specs(args.opponents), *_args.specs(args.eval_opponents),
                  *_args.specs(args.bc_teacher)]:
         try:
@@ -344,6 +363,120 @@ class LeagueMapping:
 
 
 # ------------------------------------------------------------------------ Ray-backed classes
+class _UnoMultiAgentEpisodes:
+    """The episodes of :class:`UnoMultiAgentEnv` (``reset``, ``step`` and what they use): a
+    plain class, so that this module does not import Ray; :func:`_make_env_class` derives the
+    env from it and RLlib's ``MultiAgentEnv``, and its ``__init__`` sets the attributes used
+    here."""
+
+    # -------------------------------------------------------------- episode
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[dict, dict]:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        rng = self._rng
+        n = self.num_players
+        while True:
+            self._draw_seats(rng)
+            self.game = self._game_cls(self.rules, seed=int(rng.integers(2**63)))
+            self._steps = 0
+            self._play_fixed()
+            if not self._over():
+                break
+        agent = self._seat_agent[self.game.current_player]
+        self.agents = [a for a in self._seat_agent if a is not None]
+        del n
+        return {agent: self._obs(self.game.current_player)}, {}
+
+    def _draw_seats(self, rng: np.random.Generator) -> None:
+        n = self.num_players
+        learner = int(rng.integers(n))
+        for seat in range(n):
+            self._seat_fixed[seat] = None
+            role = "learner"
+            if seat != learner:
+                u = rng.random()
+                if u < self.opponent_prob:
+                    role = "fixed"
+                elif u < self.opponent_prob + self.league_prob:
+                    role = "league"
+            if role == "fixed":
+                agents = self._fixed[seat]
+                agent = agents[int(rng.integers(len(agents)))]
+                agent.reset(int(rng.integers(2**63)))
+                self._seat_fixed[seat] = agent
+                self._seat_agent[seat] = None
+            else:
+                ids = self.learner_ids if role == "learner" else self.league_ids
+                self._seat_agent[seat] = ids[seat]
+
+    def step(self, action_dict: dict[Any, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        game = self.game
+        seat = game.current_player
+        agent = self._seat_agent[seat]
+        if agent not in action_dict or len(action_dict) != 1:
+            raise ValueError(f"expected an action for {agent} only (the decider), got "
+                             f"{sorted(map(str, action_dict))}")
+        action = int(action_dict[agent])
+        legal = game.legal_action_ids()
+        if action not in legal:
+            raise self._illegal(
+                f"{agent} took the masked action {action} in phase '{game.phase_name}' "
+                f"(legal: {list(legal)}): the RLModule did not apply the action mask")
+        rewards = dict.fromkeys(self.agents, 0.0)
+        self._apply(action, rewards)
+        self._play_fixed(rewards)
+        if self._over():
+            terminated = bool(game.game_over)
+            obs = {a: self._obs(s) for s, a in enumerate(self._seat_agent) if a is not None}
+            flags = dict.fromkeys(self.agents, True)
+            flags["__all__"] = True
+            other = dict.fromkeys(self.agents, False)
+            other["__all__"] = False
+            info = {"winner": game.winner, "steps": self._steps}
+            infos = {a: info for a in self.agents}
+            if terminated:
+                return obs, rewards, flags, other, infos
+            return obs, rewards, other, flags, infos
+        decider = game.current_player
+        nxt = self._seat_agent[decider]
+        return ({nxt: self._obs(decider)}, rewards, {"__all__": False},
+                {"__all__": False}, {})
+
+    # -------------------------------------------------------------- internals
+    def _obs(self, seat: int) -> dict[str, np.ndarray]:
+        game = self.game
+        deciding = not self._over() and seat == game.current_player
+        return {
+            "observation": self._encode(game.view(seat)),
+            "action_mask": (self._action_mask(game.legal_action_ids()) if deciding
+                            else self._zero_mask),
+        }
+
+    def _over(self) -> bool:
+        return bool(self.game.game_over) or self._steps >= self.max_steps
+
+    def _apply(self, action: int, rewards: dict[str, float] | None) -> None:
+        game = self.game
+        game.step(action)
+        self._steps += 1
+        if game.round_over and rewards is not None:
+            values = self._round_rewards(game, self.reward_mode)
+            for seat, value in enumerate(values):
+                agent = self._seat_agent[seat]
+                if value and agent is not None:
+                    rewards[agent] += value
+
+    def _play_fixed(self, rewards: dict[str, float] | None = None) -> None:
+        """Rule-based seats decide until a RLlib seat does or the episode ends."""
+        from uno_mk_env.agents.base import agent_action
+
+        game = self.game
+        while not self._over() and self._seat_agent[game.current_player] is None:
+            agent = self._seat_fixed[game.current_player]
+            self._apply(agent_action(agent, game), rewards)
+
+
 def _make_env_class() -> type:
     import gymnasium
     from ray.rllib.env.multi_agent_env import MultiAgentEnv
@@ -355,7 +488,7 @@ def _make_env_class() -> type:
     from uno_mk_env.rewards import round_rewards
     from uno_mk_env.rules import Rules
 
-    class UnoMultiAgentEnv(MultiAgentEnv):
+    class UnoMultiAgentEnv(_UnoMultiAgentEpisodes, MultiAgentEnv):
         """``uno_mario_kart_v0`` as an RLlib ``MultiAgentEnv`` (see the module docstring).
 
         ``config`` (RLlib's ``env_config``, an ``EnvContext`` on env runners): ``num_players``,
@@ -406,113 +539,6 @@ def _make_env_class() -> type:
             self._seat_agent: list[str | None] = [None] * n
             self._seat_fixed: list[Any] = [None] * n
             self._steps = 0
-
-        # -------------------------------------------------------------- episode
-        def reset(self, *, seed: int | None = None,
-                  options: dict[str, Any] | None = None) -> tuple[dict, dict]:
-            if seed is not None:
-                self._rng = np.random.default_rng(seed)
-            rng = self._rng
-            n = self.num_players
-            while True:
-                self._draw_seats(rng)
-                self.game = self._game_cls(self.rules, seed=int(rng.integers(2**63)))
-                self._steps = 0
-                self._play_fixed()
-                if not self._over():
-                    break
-            agent = self._seat_agent[self.game.current_player]
-            self.agents = [a for a in self._seat_agent if a is not None]
-            del n
-            return {agent: self._obs(self.game.current_player)}, {}
-
-        def _draw_seats(self, rng: np.random.Generator) -> None:
-            n = self.num_players
-            learner = int(rng.integers(n))
-            for seat in range(n):
-                self._seat_fixed[seat] = None
-                role = "learner"
-                if seat != learner:
-                    u = rng.random()
-                    if u < self.opponent_prob:
-                        role = "fixed"
-                    elif u < self.opponent_prob + self.league_prob:
-                        role = "league"
-                if role == "fixed":
-                    agents = self._fixed[seat]
-                    agent = agents[int(rng.integers(len(agents)))]
-                    agent.reset(int(rng.integers(2**63)))
-                    self._seat_fixed[seat] = agent
-                    self._seat_agent[seat] = None
-                else:
-                    ids = self.learner_ids if role == "learner" else self.league_ids
-                    self._seat_agent[seat] = ids[seat]
-
-        def step(self, action_dict: dict[Any, Any]) -> tuple[dict, dict, dict, dict, dict]:
-            game = self.game
-            seat = game.current_player
-            agent = self._seat_agent[seat]
-            if agent not in action_dict or len(action_dict) != 1:
-                raise ValueError(f"expected an action for {agent} only (the decider), got "
-                                 f"{sorted(map(str, action_dict))}")
-            action = int(action_dict[agent])
-            legal = game.legal_action_ids()
-            if action not in legal:
-                raise self._illegal(
-                    f"{agent} took the masked action {action} in phase '{game.phase_name}' "
-                    f"(legal: {list(legal)}): the RLModule did not apply the action mask")
-            rewards = dict.fromkeys(self.agents, 0.0)
-            self._apply(action, rewards)
-            self._play_fixed(rewards)
-            if self._over():
-                terminated = bool(game.game_over)
-                obs = {a: self._obs(s) for s, a in enumerate(self._seat_agent) if a is not None}
-                flags = dict.fromkeys(self.agents, True)
-                flags["__all__"] = True
-                other = dict.fromkeys(self.agents, False)
-                other["__all__"] = False
-                info = {"winner": game.winner, "steps": self._steps}
-                infos = {a: info for a in self.agents}
-                if terminated:
-                    return obs, rewards, flags, other, infos
-                return obs, rewards, other, flags, infos
-            decider = game.current_player
-            nxt = self._seat_agent[decider]
-            return ({nxt: self._obs(decider)}, rewards, {"__all__": False},
-                    {"__all__": False}, {})
-
-        # -------------------------------------------------------------- internals
-        def _obs(self, seat: int) -> dict[str, np.ndarray]:
-            game = self.game
-            deciding = not self._over() and seat == game.current_player
-            return {
-                "observation": self._encode(game.view(seat)),
-                "action_mask": (self._action_mask(game.legal_action_ids()) if deciding
-                                else self._zero_mask),
-            }
-
-        def _over(self) -> bool:
-            return bool(self.game.game_over) or self._steps >= self.max_steps
-
-        def _apply(self, action: int, rewards: dict[str, float] | None) -> None:
-            game = self.game
-            game.step(action)
-            self._steps += 1
-            if game.round_over and rewards is not None:
-                values = self._round_rewards(game, self.reward_mode)
-                for seat, value in enumerate(values):
-                    agent = self._seat_agent[seat]
-                    if value and agent is not None:
-                        rewards[agent] += value
-
-        def _play_fixed(self, rewards: dict[str, float] | None = None) -> None:
-            """Rule-based seats decide until a RLlib seat does or the episode ends."""
-            from uno_mk_env.agents.base import agent_action
-
-            game = self.game
-            while not self._over() and self._seat_agent[game.current_player] is None:
-                agent = self._seat_fixed[game.current_player]
-                self._apply(agent_action(agent, game), rewards)
 
     UnoMultiAgentEnv.__module__ = __name__
     return UnoMultiAgentEnv
@@ -1169,7 +1195,6 @@ def _train(args: Args, invocation: str | None, meta: dict[str, Any] | None,
            target: Path | None, ray_info: dict[str, Any]) -> dict[str, Any]:
     import torch
 
-    from .curves import evaluate, write_eval_csv
     from .provenance import source_commit
 
     torch.manual_seed(args.seed)
@@ -1178,15 +1203,7 @@ def _train(args: Args, invocation: str | None, meta: dict[str, Any] | None,
     run_name = f"{args.exp_name}_{args.num_players}p__s{args.seed}__{int(time.time())}"
     run_dir = Path(args.runs_dir) / run_name
     run_dir.mkdir(parents=True, exist_ok=True)
-    league = League(args.league_size)
-    eval_rows: list[dict[str, Any]] = []
-    if meta is not None:
-        saved = meta.get("league") or {}
-        league = League(args.league_size, list(saved.get("slots", [])),
-                        int(saved.get("snapshots", 0)), float(saved.get("score", -1.0)),
-                        dict(saved.get("steps", {})))
-        eval_rows = [r for r in meta.get("eval_rows", [])
-                     if int(r["timesteps"]) <= int(meta.get("timesteps", 0))]
+    league, eval_rows = _resumed_league(args, meta)
     config = {
         "run_name": run_name, "run_dir": str(run_dir), "args": dataclasses.asdict(args),
         "command": invocation or _args.command_line(PROG, args),
@@ -1205,123 +1222,24 @@ def _train(args: Args, invocation: str | None, meta: dict[str, Any] | None,
     outputs = _Outputs(run_dir, args.num_players)
     try:
         if meta is not None:
-            source = Path(args.resume).expanduser().resolve()
-            algo.restore_from_path(str(source))
-            set_league(algo, league.slots)
-            config["resumed_weights_match"] = restored_weights_match(
-                algo.learner_group.get_weights([MAIN])[MAIN], source / CHECKPOINT_POLICY)
-            if config["resumed_weights_match"] is False:
-                raise TrainingError(f"--resume {args.resume}: the restored learner's weights "
-                                    f"differ from the checkpoint's {CHECKPOINT_POLICY}")
+            _restore(algo, args, league, config)
         placement = env_runner_placement(algo)
         config["env_runners"] = placement
         (run_dir / "config.json").write_text(json.dumps(config, indent=2) + "\n",
                                              encoding="utf-8")
-        start = time.time()
-        steps = start_steps = int(meta.get("timesteps", 0)) if meta else 0
-        state = {"best": max((r["win_rate"] for r in eval_rows if r["kind"] == "eval"
-                              and r["opponent"] == _args.specs(args.eval_opponents)[-1]),
-                             default=-1.0), "latest": -1.0}
-
-        def main_weights() -> dict[str, Any]:
-            return algo.learner_group.get_weights([MAIN])[MAIN]
-
-        def export(path: Path) -> Path:
-            return export_module(main_weights(), args.activation, path, provenance={
-                "timesteps": steps, "run_dir": str(run_dir), "seed": args.seed,
-                "num_players": args.num_players})
-
-        def run_eval(tag: str, games: int) -> list[dict[str, Any]]:
-            path = export(run_dir / "eval_policy.npz")
-            rows = []
-            for i, opponent in enumerate(_args.specs(args.eval_opponents)):
-                # The same deals at every evaluation (common random numbers).
-                r = evaluate(str(path), opponent, args.num_players, games,
-                             seed=derive_seed(args.seed, 1000, i, int(tag == "final_eval")),
-                             workers=args.eval_workers)
-                del r["result"]
-                r.update(timesteps=steps, kind=tag, wall_s=round(time.time() - start, 1))
-                rows.append(r)
-            eval_rows.extend(rows)
-            outputs.evals(rows, eval_rows)
-            state["latest"] = rows[-1]["win_rate"]
-            if tag == "eval" and state["latest"] > state["best"]:
-                state["best"] = state["latest"]
-                shutil.copyfile(path, run_dir / "best.npz")
-            _say(f"{tag} @ {steps:,} env steps: " + ", ".join(
-                f"vs {r['opponent']} {r['win_rate']:.3f} [{r['ci_low']:.3f}, "
-                f"{r['ci_high']:.3f}] ({r['games']} games)" for r in rows))
-            return rows
-
-        def checkpoint() -> Path:
-            return save_checkpoint(algo, run_dir, steps, {
-                "args": dataclasses.asdict(args), "run_dir": str(run_dir),
-                "league": dataclasses.asdict(league), "eval_rows": eval_rows,
-                "checkpoint": str(run_dir / "checkpoints" / f"{steps:09d}"),
-            }, args.activation)
-
+        run = _Run(algo, args, run_dir, outputs, league, eval_rows,
+                   int(meta.get("timesteps", 0)) if meta else 0)
+        start_steps = run.steps
         if args.bc_teacher and meta is None:
-            t0 = time.time()
-            _say(f"behaviour cloning of {args.bc_teacher}: {args.bc_steps:,} decisions, "
-                 f"{args.bc_epochs} epochs")
-            bc = behaviour_cloning_warm_start(algo, args)
-            bc["seconds"] = round(time.time() - t0, 1)
-            config["behaviour_cloning"] = bc
-            (run_dir / "config.json").write_text(json.dumps(config, indent=2) + "\n",
-                                                 encoding="utf-8")
-            _say(f"behaviour cloning: {bc}")
-        if not any(r["timesteps"] == steps and r["kind"] == "eval" for r in eval_rows):
-            run_eval("eval", args.eval_games)
-        next_eval = steps + args.eval_every if args.eval_every else None
-        next_snapshot = steps + args.snapshot_every if args.snapshot_every else None
-        next_checkpoint = steps + args.checkpoint_every if args.checkpoint_every else None
-        iteration = 0
-        last_time, last_steps = time.time(), steps
-        while steps < args.total_timesteps:
-            result = algo.train()
-            iteration += 1
-            now = time.time()
-            steps = int(result["env_runners"]["num_env_steps_sampled_lifetime"])
-            rate = (steps - last_steps) / max(float(result.get("time_this_iter_s") or 0.0)
-                                              or now - last_time, 1e-9)
-            last_time, last_steps = now, steps
-            row = iteration_row(result, iteration, now - start, rate, league)
-            outputs.progress(row)
-            if row["masked_actions"]:
-                raise RuntimeError(f"{row['masked_actions']} masked actions were taken (of "
-                                   f"{row['checked_actions']} checked): the action mask was "
-                                   "not honoured")
-            if args.progress:
-                _say(f"iter {iteration} | {steps:,}/{args.total_timesteps:,} env steps | "
-                     f"{rate:,.0f} steps/s (sample {row['sample_s'] or 0:.1f} s, learn "
-                     f"{row['learn_s'] or 0:.1f} s) | entropy {row['entropy'] or 0:.3f} "
-                     f"| vf_ev {row['vf_explained_var'] or 0:.2f} | masked "
-                     f"{row['masked_actions']}/{row['checked_actions']:,} | league "
-                     f"{len(league.slots)}/{args.league_size}")
-            if next_eval is not None and steps >= next_eval:
-                while next_eval <= steps:
-                    next_eval += args.eval_every
-                run_eval("eval", args.eval_games)
-            if next_snapshot is not None and steps >= next_snapshot:
-                while next_snapshot <= steps:
-                    next_snapshot += args.snapshot_every
-                # Only a learner at least as strong as at the previous snapshot joins.
-                if args.league_size and (not args.eval_every or state["latest"] >= league.score):
-                    league.score = state["latest"]
-                    slot = take_snapshot(algo, league, steps)
-                    _say(f"league: snapshot of main at {steps:,} env steps -> {slot} "
-                         f"({len(league.slots)}/{args.league_size} slots)")
-            if next_checkpoint is not None and steps >= next_checkpoint:
-                while next_checkpoint <= steps:
-                    next_checkpoint += args.checkpoint_every
-                _say(f"checkpoint: {checkpoint()}")
-            if args.max_minutes and now - start > 60 * args.max_minutes:
-                _say(f"--max-minutes {args.max_minutes}: stopping at {steps:,} env steps")
-                break
-        train_seconds = time.time() - start
-        last = checkpoint()
-        final = export(run_dir / "final.npz")
-        final_rows = run_eval("final_eval", args.final_eval_games)
+            _warm_start(algo, args, run_dir, config)
+        if not any(r["timesteps"] == run.steps and r["kind"] == "eval" for r in eval_rows):
+            run.run_eval("eval", args.eval_games)
+        iteration, row, result = _train_loop(run)
+        steps = run.steps
+        train_seconds = time.time() - run.start
+        last = run.checkpoint()
+        final = run.export(run_dir / "final.npz")
+        final_rows = run.run_eval("final_eval", args.final_eval_games)
         summary = {
             "run_dir": str(run_dir), "timesteps": steps, "checkpoint": str(last),
             "policy": str(final), "train_seconds": round(train_seconds, 1),
@@ -1330,8 +1248,7 @@ def _train(args: Args, invocation: str | None, meta: dict[str, Any] | None,
             "masked_actions": row["masked_actions"] if iteration else 0,
             "ray": ray_info, "num_env_runners": runners, "env_runners": placement,
             "league": dataclasses.asdict(league),
-            "module_steps": {str(k): int(v) for k, v in (result["env_runners"].get(
-                "num_module_steps_sampled_lifetime") or {}).items()} if iteration else {},
+            "module_steps": _module_steps(result),
             "resumed_from": config["resumed_from"],
             "resumed_weights_match": config.get("resumed_weights_match"),
             "final_eval": [{k: r[k] for k in r if k != "result"} for r in final_rows],
@@ -1339,24 +1256,225 @@ def _train(args: Args, invocation: str | None, meta: dict[str, Any] | None,
         (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n",
                                               encoding="utf-8")
         if target is not None:
-            from .curves import plot_curve
-
-            shipped = export_module(main_weights(), args.activation, target, provenance={
-                "timesteps": steps, "seed": args.seed, "num_players": args.num_players,
-                "commit": config["git"].get("commit")})
-            stem = target.with_suffix("")
-            info = {**config, "numpy_policy": shipped.name, "timesteps": steps,
-                    "summary": summary}
-            (stem.parent / f"{stem.name}.json").write_text(json.dumps(info, indent=2) + "\n",
-                                                           encoding="utf-8")
-            write_eval_csv(eval_rows, stem.parent / f"{stem.name}_curve.csv")
-            plot_curve(eval_rows, args.num_players, stem.parent / f"{stem.name}_curve.png",
-                       f"{target.name}: {args.num_players} players, seed {args.seed} (RLlib)")
-            summary["policy"] = str(shipped)
+            summary["policy"] = str(_ship(run, target, config, summary))
         return summary
     finally:
         outputs.close()
         algo.stop()
+
+
+def _resumed_league(args: Args, meta: dict[str, Any] | None
+                    ) -> tuple[League, list[dict[str, Any]]]:
+    """The league and the evaluation rows of the checkpoint ``meta`` (empty ones without)."""
+    if meta is None:
+        return League(args.league_size), []
+    saved = meta.get("league") or {}
+    league = League(args.league_size, list(saved.get("slots", [])),
+                    int(saved.get("snapshots", 0)), float(saved.get("score", -1.0)),
+                    dict(saved.get("steps", {})))
+    eval_rows = [r for r in meta.get("eval_rows", [])
+                 if int(r["timesteps"]) <= int(meta.get("timesteps", 0))]
+    return league, eval_rows
+
+
+def _restore(algo: Any, args: Args, league: League, config: dict[str, Any]) -> None:
+    """Restores the checkpoint of ``--resume`` and checks the restored learner against its
+    ``policy.npz`` (``config["resumed_weights_match"]``).
+
+    Raises:
+        TrainingError: the restored weights are not the checkpoint's.
+    """
+    source = Path(args.resume).expanduser().resolve()
+    algo.restore_from_path(str(source))
+    set_league(algo, league.slots)
+    config["resumed_weights_match"] = restored_weights_match(
+        algo.learner_group.get_weights([MAIN])[MAIN], source / CHECKPOINT_POLICY)
+    if config["resumed_weights_match"] is False:
+        raise TrainingError(f"--resume {args.resume}: the restored learner's weights "
+                            f"differ from the checkpoint's {CHECKPOINT_POLICY}")
+
+
+def _warm_start(algo: Any, args: Args, run_dir: Path, config: dict[str, Any]) -> None:
+    """Behaviour cloning of ``--bc-teacher`` before PPO, reported in ``config.json``."""
+    t0 = time.time()
+    _say(f"behaviour cloning of {args.bc_teacher}: {args.bc_steps:,} decisions, "
+         f"{args.bc_epochs} epochs")
+    bc = behaviour_cloning_warm_start(algo, args)
+    bc["seconds"] = round(time.time() - t0, 1)
+    config["behaviour_cloning"] = bc
+    (run_dir / "config.json").write_text(json.dumps(config, indent=2) + "\n",
+                                         encoding="utf-8")
+    _say(f"behaviour cloning: {bc}")
+
+
+class _Run:
+    """A run's learner and what it writes as it trains: ``steps`` (env steps so far),
+    ``eval_rows`` (every evaluation, those of a resumed checkpoint first), ``best`` and
+    ``latest`` (the win rate against the last ``--eval-opponents`` agent at the best and at the
+    latest evaluation) and ``start`` (the time training started)."""
+
+    def __init__(self, algo: Any, args: Args, run_dir: Path, outputs: _Outputs,
+                 league: League, eval_rows: list[dict[str, Any]], steps: int) -> None:
+        self.algo = algo
+        self.args = args
+        self.run_dir = run_dir
+        self.outputs = outputs
+        self.league = league
+        self.eval_rows = eval_rows
+        self.start = time.time()
+        self.steps = steps
+        self.best = max((r["win_rate"] for r in eval_rows if r["kind"] == "eval"
+                         and r["opponent"] == _args.specs(args.eval_opponents)[-1]),
+                        default=-1.0)
+        self.latest = -1.0
+
+    def main_weights(self) -> dict[str, Any]:
+        return self.algo.learner_group.get_weights([MAIN])[MAIN]
+
+    def export(self, path: Path) -> Path:
+        args = self.args
+        return export_module(self.main_weights(), args.activation, path, provenance={
+            "timesteps": self.steps, "run_dir": str(self.run_dir), "seed": args.seed,
+            "num_players": args.num_players})
+
+    def run_eval(self, tag: str, games: int) -> list[dict[str, Any]]:
+        from .curves import evaluate
+
+        args = self.args
+        path = self.export(self.run_dir / "eval_policy.npz")
+        rows = []
+        for i, opponent in enumerate(_args.specs(args.eval_opponents)):
+            # The same deals at every evaluation (common random numbers).
+            r = evaluate(str(path), opponent, args.num_players, games,
+                         seed=derive_seed(args.seed, 1000, i, int(tag == "final_eval")),
+                         workers=args.eval_workers)
+            del r["result"]
+            r.update(timesteps=self.steps, kind=tag, wall_s=round(time.time() - self.start, 1))
+            rows.append(r)
+        self.eval_rows.extend(rows)
+        self.outputs.evals(rows, self.eval_rows)
+        self.latest = rows[-1]["win_rate"]
+        if tag == "eval" and self.latest > self.best:
+            self.best = self.latest
+            shutil.copyfile(path, self.run_dir / "best.npz")
+        _say(f"{tag} @ {self.steps:,} env steps: " + ", ".join(
+            f"vs {r['opponent']} {r['win_rate']:.3f} [{r['ci_low']:.3f}, "
+            f"{r['ci_high']:.3f}] ({r['games']} games)" for r in rows))
+        return rows
+
+    def snapshot(self) -> None:
+        args, league = self.args, self.league
+        # Only a learner at least as strong as at the previous snapshot joins.
+        if args.league_size and (not args.eval_every or self.latest >= league.score):
+            league.score = self.latest
+            slot = take_snapshot(self.algo, league, self.steps)
+            _say(f"league: snapshot of main at {self.steps:,} env steps -> {slot} "
+                 f"({len(league.slots)}/{args.league_size} slots)")
+
+    def checkpoint(self) -> Path:
+        steps, run_dir = self.steps, self.run_dir
+        return save_checkpoint(self.algo, run_dir, steps, {
+            "args": dataclasses.asdict(self.args), "run_dir": str(run_dir),
+            "league": dataclasses.asdict(self.league), "eval_rows": self.eval_rows,
+            "checkpoint": str(run_dir / "checkpoints" / f"{steps:09d}"),
+        }, self.args.activation)
+
+
+def _first_due(steps: int, every: int) -> int | None:
+    """When an event every ``every`` env steps (0: never) is first due after ``steps``."""
+    return steps + every if every else None
+
+
+def _due(next_at: int | None, steps: int, every: int) -> tuple[bool, int | None]:
+    """Whether an event every ``every`` env steps, next due at ``next_at`` (``None``: never),
+    is due at ``steps``, and when it is due next."""
+    if next_at is None or steps < next_at:
+        return False, next_at
+    while next_at <= steps:
+        next_at += every
+    return True, next_at
+
+
+def _train_loop(run: _Run) -> tuple[int, dict[str, Any] | None, dict[str, Any] | None]:
+    """Trains until ``--total-timesteps`` (or ``--max-minutes``), evaluating, taking league
+    snapshots and checkpoints on schedule; returns the number of iterations, the last one's
+    ``progress.csv`` row and its result (``None`` without iterations)."""
+    args, algo = run.args, run.algo
+    next_eval = _first_due(run.steps, args.eval_every)
+    next_snapshot = _first_due(run.steps, args.snapshot_every)
+    next_checkpoint = _first_due(run.steps, args.checkpoint_every)
+    iteration = 0
+    row = result = None
+    last_time, last_steps = time.time(), run.steps
+    while run.steps < args.total_timesteps:
+        result = algo.train()
+        iteration += 1
+        now = time.time()
+        steps = run.steps = int(result["env_runners"]["num_env_steps_sampled_lifetime"])
+        rate = (steps - last_steps) / max(float(result.get("time_this_iter_s") or 0.0)
+                                          or now - last_time, 1e-9)
+        last_time, last_steps = now, steps
+        row = iteration_row(result, iteration, now - run.start, rate, run.league)
+        run.outputs.progress(row)
+        if row["masked_actions"]:
+            raise RuntimeError(f"{row['masked_actions']} masked actions were taken (of "
+                               f"{row['checked_actions']} checked): the action mask was "
+                               "not honoured")
+        if args.progress:
+            _say(_progress_line(args, iteration, steps, rate, row, run.league))
+        due, next_eval = _due(next_eval, steps, args.eval_every)
+        if due:
+            run.run_eval("eval", args.eval_games)
+        due, next_snapshot = _due(next_snapshot, steps, args.snapshot_every)
+        if due:
+            run.snapshot()
+        due, next_checkpoint = _due(next_checkpoint, steps, args.checkpoint_every)
+        if due:
+            _say(f"checkpoint: {run.checkpoint()}")
+        if args.max_minutes and now - run.start > 60 * args.max_minutes:
+            _say(f"--max-minutes {args.max_minutes}: stopping at {steps:,} env steps")
+            break
+    return iteration, row, result
+
+
+def _progress_line(args: Args, iteration: int, steps: int, rate: float, row: dict[str, Any],
+                   league: League) -> str:
+    """The line printed after a training iteration (with ``--progress``)."""
+    return (f"iter {iteration} | {steps:,}/{args.total_timesteps:,} env steps | "
+            f"{rate:,.0f} steps/s (sample {row['sample_s'] or 0:.1f} s, learn "
+            f"{row['learn_s'] or 0:.1f} s) | entropy {row['entropy'] or 0:.3f} "
+            f"| vf_ev {row['vf_explained_var'] or 0:.2f} | masked "
+            f"{row['masked_actions']}/{row['checked_actions']:,} | league "
+            f"{len(league.slots)}/{args.league_size}")
+
+
+def _module_steps(result: dict[str, Any] | None) -> dict[str, int]:
+    """The env steps of each module from the last ``Algorithm.train()`` result (none without
+    one)."""
+    if result is None:
+        return {}
+    return {str(k): int(v) for k, v in (result["env_runners"].get(
+        "num_module_steps_sampled_lifetime") or {}).items()}
+
+
+def _ship(run: _Run, target: Path, config: dict[str, Any], summary: dict[str, Any]) -> Path:
+    """Writes the final policy to ``--save-path`` with its ``.json`` provenance and its curve
+    (``.csv`` and ``.png``); returns the policy."""
+    from .curves import plot_curve, write_eval_csv
+
+    args = run.args
+    shipped = export_module(run.main_weights(), args.activation, target, provenance={
+        "timesteps": run.steps, "seed": args.seed, "num_players": args.num_players,
+        "commit": config["git"].get("commit")})
+    stem = target.with_suffix("")
+    info = {**config, "numpy_policy": shipped.name, "timesteps": run.steps,
+            "summary": summary}
+    (stem.parent / f"{stem.name}.json").write_text(json.dumps(info, indent=2) + "\n",
+                                                   encoding="utf-8")
+    write_eval_csv(run.eval_rows, stem.parent / f"{stem.name}_curve.csv")
+    plot_curve(run.eval_rows, args.num_players, stem.parent / f"{stem.name}_curve.png",
+               f"{target.name}: {args.num_players} players, seed {args.seed} (RLlib)")
+    return shipped
 
 
 def main(argv: Sequence[str] | None = None) -> int:
