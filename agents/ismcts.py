@@ -108,46 +108,66 @@ def rollout_action(g: Game, rnd: random.Random, epsilon: float = 0.1) -> int:
     if legal[-1] >= A.CALL_UNO:  # CALL_UNO / CATCH_UNO come last in the ids
         return A.CATCH_UNO if A.CATCH_UNO in legal else A.CALL_UNO
     phase = g.phase
-    p = g.current_player
-    hand = g.hands[p]
     if phase == Phase.PLAY:
-        n = g.num_players
-        threat = g.sizes[(p + g.direction) % n] <= 2
-        if threat and W4 in legal and _honest_w4(g, hand):
-            return W4
-        coloured = [a for a in legal if a < W4]
-        if coloured:
-            if len(coloured) == 1:
-                return coloured[0]
-            if rnd.random() < epsilon:
-                return coloured[rnd.randrange(len(coloured))]
-            action_bonus = 2.0 if (n == 2 or threat) else 0.0
-            best, best_key = coloured[0], -1.0
-            for k in coloured:
-                b = 13 * COLOUR_OF[k]
-                key = sum(hand[b:b + 13]) + rnd.random() * 0.5
-                if k - b >= SKIP:
-                    key += action_bonus
-                if key > best_key:
-                    best, best_key = k, key
-            return best
-        if WB in legal:
-            return WB
-        if W4 in legal and _honest_w4(g, hand):
-            return W4
-        return A.DRAW
+        return _rollout_play(g, legal, rnd, epsilon)
     if phase == Phase.PLAY_DRAWN:
         return legal[0]  # the drawn card (the smallest id; KEEP is 55)
     if phase == Phase.CHOOSE_COLOUR:
-        return A.COLOUR_BASE + _most_held_colour(hand)
+        return A.COLOUR_BASE + _most_held_colour(g.hands[g.current_player])
     if phase == Phase.CHOOSE_TARGET:
-        n = g.num_players
-        sizes = g.sizes
-        k = min(range(1, n), key=lambda j: sizes[(p + j) % n])
-        return A.TARGET_BASE + k - 1
+        return A.TARGET_BASE + _smallest_hand_offset(g) - 1
     if phase == Phase.CHALLENGE:
         return A.ACCEPT
     return legal[0]
+
+
+def _rollout_play(g: Game, legal: list[int], rnd: random.Random, epsilon: float) -> int:
+    """:func:`rollout_action` in the play phase: a W4 against a next player on one or two cards,
+    else a coloured card (:func:`_rollout_coloured`), else WB, else an honest W4, else draw."""
+    p = g.current_player
+    hand = g.hands[p]
+    n = g.num_players
+    threat = g.sizes[(p + g.direction) % n] <= 2
+    if threat and W4 in legal and _honest_w4(g, hand):
+        return W4
+    coloured = [a for a in legal if a < W4]
+    if coloured:
+        return _rollout_coloured(coloured, hand, rnd, epsilon,
+                                 2.0 if (n == 2 or threat) else 0.0)
+    if WB in legal:
+        return WB
+    if W4 in legal and _honest_w4(g, hand):
+        return W4
+    return A.DRAW
+
+
+def _rollout_coloured(coloured: list[int], hand: bytearray, rnd: random.Random, epsilon: float,
+                      action_bonus: float) -> int:
+    """The coloured card :func:`rollout_action` plays: with probability ``epsilon`` a random one,
+    else the one of the colour held most, ``action_bonus`` added for Skip/Reverse/Draw Two (ties
+    broken by a random jitter of up to 0.5)."""
+    if len(coloured) == 1:
+        return coloured[0]
+    if rnd.random() < epsilon:
+        return coloured[rnd.randrange(len(coloured))]
+    best, best_key = coloured[0], -1.0
+    for k in coloured:
+        b = 13 * COLOUR_OF[k]
+        key = sum(hand[b:b + 13]) + rnd.random() * 0.5
+        if k - b >= SKIP:
+            key += action_bonus
+        if key > best_key:
+            best, best_key = k, key
+    return best
+
+
+def _smallest_hand_offset(g: Game) -> int:
+    """How many seats after the current player (in seat order, 1 to N-1) the smallest hand sits
+    (the first such seat on ties): the Green Shell's target in :func:`rollout_action`."""
+    n = g.num_players
+    p = g.current_player
+    sizes = g.sizes
+    return min(range(1, n), key=lambda j: sizes[(p + j) % n])
 
 
 #: Weights of :func:`_logit_rewards` by table size (2, or more), in the order of
@@ -367,6 +387,200 @@ class _Node:
         self.player = player
 
 
+def _ucb_choice(children: dict[int, _Node], actions: list[int], c: float, prior: int,
+                bonus: float) -> int:
+    """The action of ``actions`` whose child maximises UCB1 with availability counts,
+    ``mean + c * sqrt(ln(n_avail) / n)``, plus ``bonus`` for ``prior`` (the first on ties)."""
+    log, sqrt = math.log, math.sqrt
+    best_a, best_v = -1, -1e300
+    for a in actions:
+        child = children[a]
+        v = child.total / child.visits + c * sqrt(log(child.avail) / child.visits)
+        if a == prior:
+            v += bonus
+        if v > best_v:
+            best_a, best_v = a, v
+    return best_a
+
+
+def _step_into(g: Game, node: _Node, a: int, path: list[_Node]) -> _Node:
+    """Plays ``a`` in ``g`` from ``node``: its child for ``a`` (created for the seat deciding
+    now if new), counted available and appended to ``path``."""
+    child = node.children.get(a)
+    if child is None:
+        child = node.children[a] = _Node(g.current_player)
+    child.avail += 1
+    path.append(child)
+    g.step(a)
+    return child
+
+
+def _back_up(path: list[_Node], rewards: list[float]) -> None:
+    """Adds one visit and the reward of its deciding seat to every node of ``path``."""
+    for node in path:
+        r = rewards[node.player]
+        node.visits += 1
+        node.total += r
+        node.squares += r * r
+
+
+class _Search:
+    """The state of one :meth:`ISMCTSAgent.search`: the settings, the tree and, with ``crn``,
+    the deals and rollout seeds shared by the root actions' visits.
+
+    ``prior`` is the prior's action (``-1``: none). Determinizations come from the agent's
+    ``_deal`` (an ``oracle`` deals the true game) with the agent's generator; rollout randomness
+    from ``master``, seeded from it.
+    """
+
+    __slots__ = ("deal", "leaf_rewards", "rng", "master", "view", "seat", "n", "prior", "root",
+                 "root_legal", "voids", "c", "bonus", "depth_cap", "eps", "crn", "tested",
+                 "logit", "helper", "deals", "seeds")
+
+    def __init__(self, agent: ISMCTSAgent, view: PlayerView, prior: int) -> None:
+        p = agent.params
+        self.deal = agent._deal
+        self.leaf_rewards = agent._leaf_rewards
+        self.rng = agent.rng
+        self.master = random.Random(int(self.rng.integers(2**63)))
+        self.view = view
+        self.seat = view.seat
+        self.n = view.num_players
+        self.prior = prior
+        self.root = _Node(-1)
+        self.root_legal = view.legal_actions
+        self.voids = agent.prior.void_beliefs() if p.use_voids else []
+        self.c = p.exploration
+        self.bonus = p.prior_bonus
+        self.depth_cap = p.max_depth
+        self.eps = p.epsilon
+        self.crn = p.crn
+        self.tested = p.significance > 0 and prior in self.root_legal
+        self.logit = p.value == "logit"
+        self.helper = StrategicAgent(0) if p.rollout == "strategic" else None
+        self.deals: list[Game] = []
+        self.seeds: list[int] = []
+
+    def iterate(self, it: int) -> None:
+        """Iteration ``it`` (from 1): determinize, select and expand, simulate, back up."""
+        path: list[_Node] = []
+        if self.crn:
+            g, rnd, child = self._crn_root(it, path)
+            if child.visits:  # a new root child is this iteration's expansion
+                self._descend(g, child, path, rnd, it)
+        else:
+            g, rnd = self.deal(self.view, self.rng, self.voids), self.master
+            self._descend(g, self.root, path, rnd, it)
+        _back_up(path, self._simulate(g, rnd))
+
+    def _crn_root(self, it: int, path: list[_Node]) -> tuple[Game, random.Random, _Node]:
+        """Common random numbers: the root action is chosen first (every root action is legal in
+        every determinization); its m-th visit plays the m-th sampled deal with the m-th rollout
+        seed, so root actions are compared on the same cards. Returns the deal after the root
+        action, the rollout generator and the root action's child (appended to ``path``)."""
+        root_legal = self.root_legal
+        prior = self.prior
+        children = self.root.children
+        if len(children) < len(root_legal):
+            if prior in root_legal and prior not in children:
+                a = prior
+            else:
+                a = next(x for x in root_legal if x not in children)
+            child = children[a] = _Node(self.seat)
+        elif self.tested and children[prior].visits * 4 < it:
+            a = prior  # the test against the prior needs samples of it too
+            child = children[a]
+        else:
+            a = _ucb_choice(children, root_legal, self.c, prior, self.bonus)
+            child = children[a]
+        for ch in children.values():
+            ch.avail += 1
+        m = child.visits
+        if m == len(self.deals):
+            self.deals.append(self.deal(self.view, self.rng, self.voids))
+            self.seeds.append(self.master.getrandbits(63))
+        g = self.deals[m].clone()
+        rnd = random.Random(self.seeds[m])
+        g.step(a)
+        path.append(child)
+        return g, rnd, child
+
+    def _descend(self, g: Game, node: _Node, path: list[_Node], rnd: random.Random,
+                 it: int) -> None:
+        """Selection and expansion from ``node``: reflex and forced moves are followed, then
+        UCB1 descends while every action legal in ``g`` has a child, and the first node with an
+        untried action gets one child. ``g`` is played along and ``path`` extended."""
+        while not (g.round_over or g.game_over):
+            legal = g.legal_action_ids()
+            if legal[-1] >= A.CALL_UNO or len(legal) == 1:  # reflex or forced: no choice
+                a = (A.CATCH_UNO if A.CATCH_UNO in legal else legal[-1]) if len(legal) > 1 \
+                    else legal[0]
+                node = _step_into(g, node, a, path)
+                continue
+            a = self._expansion(g, node, legal, rnd)
+            if a is not None:
+                _step_into(g, node, a, path)
+                return
+            a = self._selection(node, legal, it)
+            node = node.children[a]
+            path.append(node)
+            g.step(a)
+
+    def _expansion(self, g: Game, node: _Node, legal: list[int],
+                   rnd: random.Random) -> int | None:
+        """The untried action to expand at ``node`` (``None``: every action legal in ``g`` has a
+        child), after counting the tried ones available: at the root the prior's choice first,
+        elsewhere the default policy's if untried, else the first untried in id order."""
+        children = node.children
+        untried = None
+        for a in legal:
+            child = children.get(a)
+            if child is None:
+                if untried is None:
+                    untried = a
+            else:
+                child.avail += 1
+        if untried is None:
+            return None
+        if node is self.root:
+            prior = self.prior
+            return prior if prior in legal and prior not in children else untried
+        a = rollout_action(g, rnd, 0.0)
+        return untried if a in children else a
+
+    def _selection(self, node: _Node, legal: list[int], it: int) -> int:
+        """The action UCB1 descends by at ``node`` (the root's prior gets ``bonus``, and enough
+        visits for the test against it)."""
+        if node is self.root:
+            prior = self.prior
+            if self.tested and node.children[prior].visits * 4 < it:
+                return prior  # the test against the prior needs samples of it too
+            return _ucb_choice(node.children, legal, self.c, prior, self.bonus)
+        return _ucb_choice(node.children, legal, self.c, -1, 0.0)
+
+    def _simulate(self, g: Game, rnd: random.Random) -> list[float]:
+        """Plays the default policy from ``g`` until the round ends or ``max_depth`` decisions
+        were played, and returns every seat's reward (:func:`~uno_mk_env.rewards.win_reward`,
+        or the value model's estimate at the cap)."""
+        depth_cap, helper, eps = self.depth_cap, self.helper, self.eps
+        steps = 0
+        while not (g.round_over or g.game_over):
+            if depth_cap and steps >= depth_cap:
+                break
+            if helper is None:
+                g.step(rollout_action(g, rnd, eps))
+            else:
+                g.step(helper.act(None, None, g.view(g.current_player)))
+            steps += 1
+        n = self.n
+        if g.round_over or g.game_over:
+            winner = g.round_winner
+            if winner is None:
+                return [0.0] * n
+            return [win_reward(n, winner, s) for s in range(n)]
+        return self.leaf_rewards(g.sizes) if not self.logit else _logit_rewards(g)
+
+
 class ISMCTSAgent(Agent):
     """Single-observer information-set MCTS (see the module docstring).
 
@@ -463,155 +677,20 @@ class ISMCTSAgent(Agent):
     def search(self, view: PlayerView, prior: int = -1) -> _Node:
         """Grows a tree from ``view`` (the searcher decides) and returns its root."""
         p = self.params
-        rng = self.rng
-        master = random.Random(int(rng.integers(2**63)))
-        rnd = master
-        seat = view.seat
-        n = view.num_players
-        root = _Node(-1)
-        root_legal = view.legal_actions
-        voids = self.prior.void_beliefs() if p.use_voids else []
-        c = p.exploration
-        bonus = p.prior_bonus
-        depth_cap = p.max_depth
-        eps = p.epsilon
-        crn = p.crn
-        tested = p.significance > 0 and prior in root_legal
-        logit = p.value == "logit"
-        helper = StrategicAgent(0) if p.rollout == "strategic" else None
-        deals: list[Game] = []
-        seeds: list[int] = []
+        run = _Search(self, view, prior)
         deadline = None
         if p.milliseconds is not None:
             deadline = time.perf_counter() + p.milliseconds / 1000.0
         limit = p.simulations if deadline is None else 1 << 62
-        log = math.log
-        sqrt = math.sqrt
         it = 0
         while it < limit:
             if deadline is not None and it and time.perf_counter() >= deadline:
                 break
             it += 1
-            node = root
-            path: list[_Node] = []
-            if crn:
-                # Common random numbers: the root action is chosen first (every root action is
-                # legal in every determinization); its m-th visit plays the m-th sampled deal
-                # with the m-th rollout seed, so root actions are compared on the same cards.
-                children = root.children
-                a = -1
-                if len(children) < len(root_legal):
-                    if prior in root_legal and prior not in children:
-                        a = prior
-                    else:
-                        a = next(x for x in root_legal if x not in children)
-                    child = children[a] = _Node(seat)
-                elif tested and children[prior].visits * 4 < it:
-                    a = prior  # the test against the prior needs samples of it too
-                    child = children[a]
-                else:
-                    best_v = -1e300
-                    for x in root_legal:
-                        ch = children[x]
-                        v = ch.total / ch.visits + c * sqrt(log(ch.avail) / ch.visits)
-                        if x == prior:
-                            v += bonus
-                        if v > best_v:
-                            a, best_v = x, v
-                    child = children[a]
-                for ch in children.values():
-                    ch.avail += 1
-                m = child.visits
-                if m == len(deals):
-                    deals.append(self._deal(view, rng, voids))
-                    seeds.append(master.getrandbits(63))
-                g = deals[m].clone()
-                rnd = random.Random(seeds[m])
-                g.step(a)
-                path.append(child)
-                node = child
-                expanded = not child.visits
-            else:
-                g = self._deal(view, rng, voids)
-                expanded = False
-            # ---- selection / expansion
-            while not expanded and not (g.round_over or g.game_over):
-                legal = g.legal_action_ids()
-                mover = g.current_player
-                children = node.children
-                if legal[-1] >= A.CALL_UNO or len(legal) == 1:  # reflex or forced: no choice
-                    a = (A.CATCH_UNO if A.CATCH_UNO in legal else legal[-1]) if len(legal) > 1 \
-                        else legal[0]
-                    child = children.get(a)
-                    if child is None:
-                        child = children[a] = _Node(mover)
-                    child.avail += 1
-                    path.append(child)
-                    g.step(a)
-                    node = child
-                    continue
-                untried = None
-                for a in legal:
-                    child = children.get(a)
-                    if child is None:
-                        if untried is None:
-                            untried = a
-                    else:
-                        child.avail += 1
-                if untried is not None:
-                    if node is root:
-                        a = prior if prior in legal and prior not in children else untried
-                    else:
-                        a = rollout_action(g, rnd, 0.0)
-                        if a in children:
-                            a = untried
-                    child = children[a] = _Node(mover)
-                    child.avail += 1
-                    path.append(child)
-                    g.step(a)
-                    break
-                best_a, best_v = -1, -1e300
-                at_root = node is root
-                if at_root and tested and children[prior].visits * 4 < it:
-                    best_a = prior  # the test against the prior needs samples of it too
-                else:
-                    for a in legal:
-                        child = children[a]
-                        v = child.total / child.visits + c * sqrt(log(child.avail) / child.visits)
-                        if at_root and a == prior:
-                            v += bonus
-                        if v > best_v:
-                            best_a, best_v = a, v
-                node = children[best_a]
-                path.append(node)
-                g.step(best_a)
-            # ---- simulation
-            steps = 0
-            while not (g.round_over or g.game_over):
-                if depth_cap and steps >= depth_cap:
-                    break
-                if helper is None:
-                    g.step(rollout_action(g, rnd, eps))
-                else:
-                    g.step(helper.act(None, None, g.view(g.current_player)))
-                steps += 1
-            if g.round_over or g.game_over:
-                winner = g.round_winner
-                if winner is None:
-                    rewards = [0.0] * n
-                else:
-                    rewards = [win_reward(n, winner, s) for s in range(n)]
-            else:
-                rewards = self._leaf_rewards(g.sizes) if not logit else _logit_rewards(g)
-            # ---- back-propagation
-            for node in path:
-                r = rewards[node.player]
-                node.visits += 1
-                node.total += r
-                node.squares += r * r
+            run.iterate(it)
         self.iterations = it
-        self.last_root = root
-        return root
+        self.last_root = run.root
+        return run.root
 
     def _leaf_rewards(self, sizes: list[int]) -> list[float]:
         """Expected reward of every seat at the depth cap: ``P(seat wins)`` modelled as

@@ -337,10 +337,11 @@ def sb3_literal(value: Any) -> Any:
     return _literal(value)
 
 
-def _sb3_actor(path: Path, archive: zipfile.ZipFile) -> tuple[_NumpyActor, dict[str, Any]]:
-    """The actor of a stable-baselines3 ``.zip``: its architecture from the readable JSON of the
-    ``data`` entry, its weights from ``policy.pth`` with ``torch.load(weights_only=True)``."""
-    data = _sb3_data(path, archive)
+def _sb3_policy_kwargs(path: Path, data: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """The readable ``policy_kwargs`` of an SB3 ``data`` entry (values read back by
+    :func:`_literal`, ``actor_size`` taken out), after checking that the policy class, the
+    observation shape and the action space fit this env; and the size of the state after the
+    observation in the policy's input (``STATE_SIZE`` for an asymmetric critic, else 0)."""
     policy_class = _plain(data, "policy_class").get("__module__")
     if policy_class not in _SB3_POLICY_MODULES:
         raise ModelFileError(f"{path}: policy class from module {policy_class!r} is not "
@@ -364,14 +365,25 @@ def _sb3_actor(path: Path, archive: zipfile.ZipFile) -> tuple[_NumpyActor, dict[
         )
     if actor_size is not None and actor_size != OBS_SIZE:
         raise ModelFileError(f"{path}: actor_size {actor_size!r}; expected {OBS_SIZE}")
-    activation = "tanh"
-    if "activation_fn" in kwargs:
-        cls = _class_name(kwargs.pop("activation_fn"), "activation_fn", path)
-        m = re.fullmatch(r"torch\.nn\.modules\.activation\.(Tanh|ReLU)", cls)
-        if not m:
-            raise ModelFileError(f"{path}: activation {cls} is not supported (supported: "
-                                 "torch.nn.Tanh, torch.nn.ReLU)")
-        activation = m[1].lower()
+    return kwargs, pad
+
+
+def _sb3_activation(path: Path, kwargs: dict[str, Any]) -> str:
+    """The activation named by ``policy_kwargs`` (taken out of ``kwargs``): ``"tanh"`` (SB3's
+    default) or ``"relu"``."""
+    if "activation_fn" not in kwargs:
+        return "tanh"
+    cls = _class_name(kwargs.pop("activation_fn"), "activation_fn", path)
+    m = re.fullmatch(r"torch\.nn\.modules\.activation\.(Tanh|ReLU)", cls)
+    if not m:
+        raise ModelFileError(f"{path}: activation {cls} is not supported (supported: "
+                             "torch.nn.Tanh, torch.nn.ReLU)")
+    return m[1].lower()
+
+
+def _sb3_scaled(path: Path, kwargs: dict[str, Any]) -> bool:
+    """Whether the features extractor of ``policy_kwargs`` (taken out of ``kwargs``) is this
+    project's ``ScaledObservationExtractor`` rather than SB3's ``FlattenExtractor``."""
     scaled = False
     if "features_extractor_class" in kwargs:
         cls = _class_name(kwargs.pop("features_extractor_class"), "features_extractor_class",
@@ -383,17 +395,25 @@ def _sb3_actor(path: Path, archive: zipfile.ZipFile) -> tuple[_NumpyActor, dict[
                                  f"{_OWN_MODULES[0]}.ScaledObservationExtractor, FlattenExtractor)")
     if kwargs.pop("features_extractor_kwargs", None):
         raise ModelFileError(f"{path}: features_extractor_kwargs are not supported")
+    return scaled
+
+
+def _sb3_hidden_sizes(path: Path, kwargs: dict[str, Any]) -> list[int] | None:
+    """The actor's hidden layer sizes from the ``net_arch`` of ``policy_kwargs`` (taken out of
+    ``kwargs``; its ``pi`` part when it is a dict); ``None`` when it names none."""
     net_arch = kwargs.pop("net_arch", None)
-    hidden: list[int] | None = None
     if isinstance(net_arch, dict):
-        hidden = net_arch.get("pi", [])
-    elif isinstance(net_arch, list):
-        hidden = net_arch
-    elif net_arch is not None:
+        return net_arch.get("pi", [])
+    if isinstance(net_arch, list):
+        return net_arch
+    if net_arch is not None:
         raise ModelFileError(f"{path}: unreadable net_arch {net_arch!r}")
-    unknown = sorted(set(kwargs) - _INERT_KWARGS)
-    if unknown:
-        raise ModelFileError(f"{path}: policy_kwargs {', '.join(unknown)} are not supported")
+    return None
+
+
+def _sb3_weights(path: Path, archive: zipfile.ZipFile) -> dict[str, np.ndarray]:
+    """The tensors of ``policy.pth``, read with ``torch.load(weights_only=True)``, as float32
+    arrays (every one must be floating-point)."""
     try:
         import torch
     except ImportError:
@@ -419,6 +439,21 @@ def _sb3_actor(path: Path, archive: zipfile.ZipFile) -> tuple[_NumpyActor, dict[
             raise ModelFileError(f"{path}: policy.pth entry {key!r} is {tensor.dtype}, not "
                                  "floating-point weights")
         arrays[key] = tensor.detach().to(torch.float32).numpy()
+    return arrays
+
+
+def _sb3_actor(path: Path, archive: zipfile.ZipFile) -> tuple[_NumpyActor, dict[str, Any]]:
+    """The actor of a stable-baselines3 ``.zip``: its architecture from the readable JSON of the
+    ``data`` entry, its weights from ``policy.pth`` with ``torch.load(weights_only=True)``."""
+    data = _sb3_data(path, archive)
+    kwargs, pad = _sb3_policy_kwargs(path, data)
+    activation = _sb3_activation(path, kwargs)
+    scaled = _sb3_scaled(path, kwargs)
+    hidden = _sb3_hidden_sizes(path, kwargs)
+    unknown = sorted(set(kwargs) - _INERT_KWARGS)
+    if unknown:
+        raise ModelFileError(f"{path}: policy_kwargs {', '.join(unknown)} are not supported")
+    arrays = _sb3_weights(path, archive)
     try:
         actor = _NumpyActor.from_state_dict(arrays, activation, hidden, scaled)
     except ValueError as e:

@@ -245,17 +245,10 @@ def ask(
 ) -> int | None:
     """Prompts until a legal action is chosen; ``None`` when the player quits (or input ends).
     With a single choice (a Green Shell at two players), Enter takes it."""
-    legal = list(view.legal_actions)
-    order = {A.CATCH_UNO: 2, A.CALL_UNO: 1}  # the reflex actions after the real choices
-    legal.sort(key=lambda a: (order.get(a, 0), a == A.DRAW or a == A.KEEP, a == W4, a))
-    lookup: dict[str, int] = {}
-    for a in legal:
-        for word in _aliases(a):
-            lookup.setdefault(word, a)
-    known: dict[str, int] = {}  # every action's words, to say why one is not a choice now
-    for a in (A.DRAW, A.KEEP, A.CHALLENGE, A.ACCEPT, A.CALL_UNO, A.CATCH_UNO):
-        for word in _aliases(a):
-            known.setdefault(word, a)
+    legal = _menu_order(view.legal_actions)
+    lookup = _words_for(legal)
+    # every action's words, to say why one is not a choice now
+    known = _words_for((A.DRAW, A.KEEP, A.CHALLENGE, A.ACCEPT, A.CALL_UNO, A.CATCH_UNO))
     if len(legal) == 1:
         prompt = "Press Enter to choose 1 (? for help, q to quit): "
         hint = "Press Enter (or 1) to choose it, ? for help or q to quit."
@@ -287,16 +280,50 @@ def ask(
             say(table)
             menu()
             continue
-        if len(legal) == 1 and text == "":
-            return legal[0]
-        if text.isdigit() and 1 <= int(text) <= len(legal):
-            return legal[int(text) - 1]
-        if text in lookup:
-            return lookup[text]
-        if text.upper() in CODE_TO_KIND:
-            say(why_not(CODE_TO_KIND[text.upper()], view, rules))
-        elif text in known:
-            say(why_not(known[text], view, rules))
-        elif text:
-            say(f"{raw.strip()!r} is not a choice.")
+        action = _chosen(text, legal, lookup)
+        if action is not None:
+            return action
+        reason = _not_a_choice(raw, text, view, rules, known)
+        if reason is not None:
+            say(reason)
         say(hint)
+
+
+def _menu_order(actions: Sequence[int]) -> list[int]:
+    """``actions`` in the order :func:`ask` numbers them: cards and other choices by id, then
+    draw or keep, then a Wild Draw Four, then the reflex actions (call UNO, catch)."""
+    order = {A.CATCH_UNO: 2, A.CALL_UNO: 1}  # the reflex actions after the real choices
+    return sorted(actions, key=lambda a: (order.get(a, 0), a == A.DRAW or a == A.KEEP, a == W4, a))
+
+
+def _words_for(actions: Sequence[int]) -> dict[str, int]:
+    """Every word of ``actions`` (:func:`_aliases`) mapped to its action, the first action
+    keeping a word two of them share."""
+    words: dict[str, int] = {}
+    for a in actions:
+        for word in _aliases(a):
+            words.setdefault(word, a)
+    return words
+
+
+def _chosen(text: str, legal: Sequence[int], lookup: dict[str, int]) -> int | None:
+    """The action the player's (stripped, lower-case) ``text`` chooses from the numbered
+    ``legal`` choices: Enter with a single choice, a number or a word; ``None`` if none."""
+    if len(legal) == 1 and text == "":
+        return legal[0]
+    if text.isdigit() and 1 <= int(text) <= len(legal):
+        return legal[int(text) - 1]
+    return lookup.get(text)
+
+
+def _not_a_choice(raw: str, text: str, view: PlayerView, rules: Rules,
+                  known: dict[str, int]) -> str | None:
+    """Why the player's input is not a choice now: for a card code or an action word, why that
+    card or action cannot be chosen (:func:`why_not`); ``None`` for empty input."""
+    if text.upper() in CODE_TO_KIND:
+        return why_not(CODE_TO_KIND[text.upper()], view, rules)
+    if text in known:
+        return why_not(known[text], view, rules)
+    if text:
+        return f"{raw.strip()!r} is not a choice."
+    return None
