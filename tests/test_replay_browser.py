@@ -240,16 +240,20 @@ def test_replay_page_in_chromium(browser, replay, tmp_path):
         body.send_keys(Keys.ARROW_RIGHT)
 
     # a link names a game, a decision and a view; stepping keeps the address up to date
+    # The page is already open, so this is a same-document navigation: its hashchange is
+    # asynchronous, and the focus may still be on the view <select> (which keeps arrow keys).
+    from selenium.webdriver.support.ui import WebDriverWait
+
     browser.get(html.as_uri() + f"#game=0&step={last - 3}&view=2")
+    WebDriverWait(browser, 10).until(lambda d: read(d)["step"] == last - 3)
     page = read(browser)
     assert (page["step"], page["view"]) == (last - 3, "2")
     check_against_engine(page, states[last - 3], game, "2")
+    browser.execute_script("document.activeElement && document.activeElement.blur()")
     body = browser.find_element(By.TAG_NAME, "body")
     body.send_keys(Keys.ARROW_RIGHT)
     assert browser.execute_script("return location.hash") == f"#game=0&step={last - 2}&view=2"
     browser.execute_script("location.hash = '#step=4'")  # hashchange is asynchronous
-    from selenium.webdriver.support.ui import WebDriverWait
-
     WebDriverWait(browser, 10).until(lambda d: read(d)["step"] == 4)
     assert read(browser)["view"] == "spectator"
 
