@@ -7,6 +7,7 @@
     uno-mk evaluate ppo:models/ppo_2p.npz --workers 2                 # a benchmark card
     uno-mk train --num-players 2 --total-timesteps 1000000     # last line: agent: ppo:PATH
     uno-mk export CHECKPOINT models/ppo_4p.zip
+    uno-mk exploit ppo:models/ppo_2p.npz --players 2   # a best response's win rate
     uno-mk agents
     uno-mk rules
     uno-mk demo
@@ -39,7 +40,7 @@ from uno_mk_env import RulesError
 from uno_mk_env.agents.base import AgentError, AgentSpecError
 from uno_mk_env.evaluation.tournament import OutputPathError, TournamentError
 
-from . import agents, demo, evaluate, export, play, replay, rules, tournament, train
+from . import agents, demo, evaluate, exploit, export, play, replay, rules, tournament, train
 from .common import PROG, CLIError, rules_from_args
 from .tournament import print_leaderboard
 
@@ -48,7 +49,7 @@ __all__ = ["COMMANDS", "PROG", "CLIError", "build_parser", "main", "print_leader
 
 #: The subcommand modules, in the order ``uno-mk --help`` lists them.
 COMMANDS: tuple[ModuleType, ...] = (
-    play, tournament, replay, evaluate, train, export, agents, rules, demo,
+    play, tournament, replay, evaluate, train, export, exploit, agents, rules, demo,
 )
 
 

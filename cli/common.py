@@ -113,13 +113,18 @@ def specs(text: str, flag: str) -> list[str]:
     return out
 
 
-def check_agents(agent_specs: Sequence[str]) -> None:
-    """Builds each agent once, so that a bad spec is refused before anything is played."""
+def check_agents(agent_specs: Sequence[str], allow_cheating: bool = True) -> None:
+    """Builds each agent once, so that a bad spec, or a cheating agent without
+    ``allow_cheating``, is refused before anything is played or created."""
+    from uno_mk_env.evaluation.tournament import cheating_refusal
+
     for spec in dict.fromkeys(agent_specs):
         try:
-            build_agent(spec, seed=0)
+            agent = build_agent(spec, seed=0)
         except AgentSpecError as e:
             raise CLIError(str(e)) from None
+        if getattr(agent, "cheats", False) and not allow_cheating:
+            raise CLIError(cheating_refusal(spec))
 
 
 # ------------------------------------------------------------------------------------ tables

@@ -94,7 +94,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.replays < 0:
         raise CLIError(f"--replays must be a non-negative int, got {args.replays}")
     require(NEEDS, EXTRA, "uno-mk tournament")
-    check_agents(agent_specs)
+    check_agents(agent_specs, args.allow_cheating)
     rules.pop("num_players", None)
     out_dir = Path(args.out) if args.out else Path("results") / run_name(
         agent_specs, n, args.seed, make_rules(rules, n).match

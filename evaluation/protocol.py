@@ -59,7 +59,8 @@ from .tournament import (
 
 __all__ = [
     "CARD_JSON", "CARD_MD", "DEFAULT_GAMES", "PLAYER_COUNTS", "PROTOCOL_NAME", "PROTOCOL_VERSION",
-    "SEARCH_LINE_GAMES", "SEARCH_OPPONENTS", "SEEDS", "Line", "card_markdown", "deal_seeds",
+    "SEARCH_LINE_GAMES", "SEARCH_OPPONENTS", "SEEDS", "Line", "card_markdown", "check_cheating",
+    "deal_seeds",
     "evaluate", "line_metrics", "recompute_card", "suite",
 ]
 
@@ -248,8 +249,13 @@ def run_line(
     )
 
 
-def _check_cheating(agent: str, opponents: Sequence[str], allow_cheating: bool) -> bool:
-    """Whether ``agent`` cheats (refused without ``allow_cheating``; opponents never may)."""
+def check_cheating(agent: str, opponents: Sequence[str], allow_cheating: bool) -> bool:
+    """Whether ``agent`` cheats (refused without ``allow_cheating``; opponents never may).
+
+    Raises:
+        AgentSpecError: a spec cannot be built, a cheating agent without ``allow_cheating``, or
+            a cheating opponent (one line).
+    """
     cheats = bool(getattr(build_agent(resolve_spec(agent), seed=0), "cheats", False))
     if cheats and not allow_cheating:
         raise AgentSpecError(cheating_refusal(agent))
@@ -285,7 +291,7 @@ def evaluate(
     if not isinstance(games, int) or isinstance(games, bool) or games < 1:
         raise ValueError(f"games must be an int ≥ 1, got {games!r}")
     lines = plan(player_counts, games, opponents)
-    cheats = _check_cheating(agent, [line.opponent for line in lines], allow_cheating)
+    cheats = check_cheating(agent, [line.opponent for line in lines], allow_cheating)
     out = Path(out_dir) if out_dir is not None else None
     card = _card_header(agent, player_counts, games, opponents, workers, cheats, command)
     start = time.perf_counter()

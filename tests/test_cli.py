@@ -309,9 +309,10 @@ def test_tournament_without_matplotlib_or_tqdm_still_runs(monkeypatch, tmp_path)
     assert (tmp_path / "leaderboard.csv").is_file() and not (tmp_path / "tournament.png").exists()
 
 
-def test_train_and_export_without_the_train_extra_name_it_in_one_line(monkeypatch) -> None:
+def test_train_export_exploit_without_the_train_extra_name_it_in_one_line(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "sb3_contrib", None)
-    for argv in (["train", "--total-timesteps", "10"], ["export", "a.zip", "b.zip"]):
+    for argv in (["train", "--total-timesteps", "10"], ["export", "a.zip", "b.zip"],
+                 ["exploit", "greedy"]):
         code, _, err = run(argv)
         assert code == 2 and err.count("\n") == 1, err
         assert "pip install 'uno-mk-env[train]'" in err and "sb3_contrib" in err
@@ -405,3 +406,14 @@ def test_a_single_choice_is_taken_with_enter_not_choose_1_1() -> None:
     assert action == view.legal_actions[0]
     assert all("1-1" not in p for p in script.prompts) and "Press Enter" in script.prompts[0]
     assert "Press Enter (or 1) to choose it" in "\n".join(said)
+
+
+def test_tournament_refuses_a_cheating_agent_before_making_its_output_place(tmp_path) -> None:
+    code, out, err = run(["tournament", "--agents", "oracle,strategic", "--games", "4",
+                          "--out", str(tmp_path / "out")])
+    assert code == 2 and "agent 'oracle' cheats" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists()
+    code, out, err = run(["tournament", "--agents", "oracle:5,strategic", "--games", "2",
+                          "--allow-cheating", "--no-plot", "--out", str(tmp_path / "out")])
+    assert code == 0, err
+    assert "oracle:5" in out and (tmp_path / "out" / "leaderboard.csv").is_file()

@@ -55,6 +55,15 @@ def test_results_do_not_depend_on_the_worker_count() -> None:
     assert one["seeds"] == two["seeds"]
 
 
+def test_search_and_learned_agents_do_not_depend_on_the_worker_count() -> None:
+    """The same for agents with their own generators and a model file (searched decisions are
+    seeded per game, the policy is loaded once per worker)."""
+    for agent, opponents in (("ismcts:5", ["strategic"]), ("ppo:models/ppo_2p.npz", ["greedy"])):
+        one = _quick(workers=1, agent=agent, opponents=opponents, player_counts=(2,), games=6)
+        two = _quick(workers=2, agent=agent, opponents=opponents, player_counts=(2,), games=6)
+        assert _numbers(one) == _numbers(two), agent
+
+
 def test_card_numbers_equal_a_recomputation_from_the_saved_records(tmp_path: Path) -> None:
     card = _quick(tmp_path)
     saved = json.loads((tmp_path / protocol.CARD_JSON).read_text())
@@ -190,6 +199,7 @@ def test_cli_refuses_a_cheating_agent_in_one_line(tmp_path: Path, capsys) -> Non
     err = capsys.readouterr().err
     assert code == 2 and "cheats" in err and "--allow-cheating" in err
     assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "card").exists()  # refused before the output place is made
 
 
 # ------------------------------------------------------------------------------------ CLI

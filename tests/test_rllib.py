@@ -366,6 +366,22 @@ def test_an_address_without_a_cluster_is_refused_in_one_line(
                            "nothing accepts connections there"), last
     assert "ray start --head" in last and len(out.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+    # the same address from RAY_ADDRESS, with no --address: joined (so refused) and named
+    out = subprocess.run([sys.executable, "-m", "uno_mk_env.training.rllib", "--runs-dir",
+                          str(tmp_path / "runs")], env={**env, "RAY_ADDRESS": address},
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"uno-mk train --backend rllib: error: RAY_ADDRESS {address!r}: "
+                           "nothing accepts connections there"), last
+
+
+def test_the_learner_and_runner_counts_reach_the_config(rllib) -> None:
+    """--num-learners, --num-env-runners and --envs-per-runner are what RLlib is asked for."""
+    args = rllib.parse_args(["--num-learners", "1", "--envs-per-runner", "3"])
+    config = rllib.build_config(args, num_env_runners=2)
+    assert config.num_learners == 1 and config.num_cpus_per_learner == 1
+    assert config.num_env_runners == 2 and config.num_envs_per_env_runner == 3
 
 
 def free_port() -> int:

@@ -214,8 +214,23 @@ def test_leaderboard_is_sorted_by_win_rate_not_by_rating() -> None:
     rows = result.leaderboard()
     keys = [(-r["win_rate"], r["mean_place"], r["agent"]) for r in rows]
     assert keys == sorted(keys) and [r["rank"] for r in rows] == [1, 2, 3, 4]
-    doctored = [dict(r, rating=-r["rating"]) for r in rows]  # ratings reversed: order unchanged
-    assert sorted(doctored, key=lambda r: (-r["win_rate"], r["mean_place"])) == doctored
+    # Hand-built games in which the ratings disagree with the win rates: entrant 0 wins 4 of 10
+    # and is last in the other 6, entrant 1 wins 3 and is never last, entrant 2 wins 3.
+    base = run_tournament(["greedy", "random", "strategic"], 3, 3, seed=1)
+    orders = [(0, 1, 2)] * 4 + [(1, 2, 0)] * 3 + [(2, 1, 0)] * 3
+    records = []
+    for i, order in enumerate(orders):
+        place = [order.index(e) + 1 for e in range(3)]
+        records.append(tournament.GameRecord(
+            index=i, deal=i, seed=i, seats=(0, 1, 2), winner=order[0], end="win",
+            scores=(0, 0, 0), hand_points=tuple(10 * (p - 1) for p in place),
+            places=tuple(place), rounds=1, decisions=10))
+    rows = tournament.TournamentResult(base.config, base.entrants, records).leaderboard()
+    assert [r["agent"] for r in rows] == ["greedy", "random", "strategic"]  # 0.4, 0.3, 0.3
+    assert [r["win_rate"] for r in rows] == [0.4, 0.3, 0.3]
+    assert rows[1]["mean_place"] < rows[2]["mean_place"]  # the tie broken by mean place
+    by_rating = sorted(rows, key=lambda r: -r["rating"])
+    assert by_rating[0]["agent"] == "random" and by_rating[-1]["agent"] == "greedy"
 
 
 def test_every_leaderboard_column_has_a_one_line_legend() -> None:

@@ -65,7 +65,7 @@ positive.
 
 **Evaluation.** Every ``--eval-every`` env steps the exported policy plays a duplicate-deal
 tournament (:func:`uno_mk_env.evaluation.tournament.run_tournament`, through
-:func:`uno_mk_env.training.train_ppo.evaluate`) against each ``--eval-opponents`` agent, one
+:func:`uno_mk_env.training.curves.evaluate`) against each ``--eval-opponents`` agent, one
 policy seat against ``N - 1`` copies of the opponent; win rates with 95 % Wilson intervals go to
 TensorBoard, ``eval.csv`` and ``curve.png`` as in the stable-baselines3 path.
 
@@ -831,7 +831,7 @@ def connect(args: Args) -> dict[str, Any]:
     ray = _import_ray()
     address = args.address or os.environ.get("RAY_ADDRESS", "")
     if address:
-        check_reachable(address)
+        check_reachable(address, "--address" if args.address else "RAY_ADDRESS")
     started = False
     if not ray.is_initialized():
         try:
@@ -858,9 +858,10 @@ def connect(args: Args) -> dict[str, Any]:
     }
 
 
-def check_reachable(address: str, timeout: float = 10.0) -> None:
+def check_reachable(address: str, source: str = "--address", timeout: float = 10.0) -> None:
     """Refuses a ``HOST:PORT`` address where nothing accepts a connection (``ray.init`` would
-    retry for minutes); other forms (``auto``, ``ray://...``) are left to Ray.
+    retry for minutes); other forms (``auto``, ``ray://...``) are left to Ray. ``source`` names
+    where the address came from (``--address`` or ``RAY_ADDRESS``).
 
     Raises:
         TrainingError: the port is closed or the host unknown, in one line.
@@ -875,7 +876,7 @@ def check_reachable(address: str, timeout: float = 10.0) -> None:
             pass
     except OSError as e:
         raise TrainingError(
-            f"--address {address!r}: nothing accepts connections there ({e.strerror or e}); "
+            f"{source} {address!r}: nothing accepts connections there ({e.strerror or e}); "
             f"start the cluster's head with 'ray start --head --port {port}' (see the README, "
             "Running on a cluster)") from None
 
