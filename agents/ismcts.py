@@ -70,7 +70,7 @@ from uno_mk_env import actions as A
 from uno_mk_env.cards import COLOUR_OF, SKIP, W4, WB
 from uno_mk_env.legality import held_mask, w4_is_legal
 from uno_mk_env.phases import Phase
-from uno_mk_env.rewards import win_reward
+from uno_mk_env.rewards import expected_win_rewards, win_reward
 
 from .base import Agent, register
 from .rule_based import StrategicAgent, _uno_reflex, legal_ids
@@ -195,15 +195,13 @@ def leaf_features(g: Game, s: int) -> tuple[float, ...]:
 
 def _logit_rewards(g: Game) -> list[float]:
     """Expected reward of every seat of a cut-off simulation: ``P(seat s wins) ∝ exp(w · f_s)``
-    (:data:`LOGIT_WEIGHTS`, :func:`leaf_features`), as a reward ``+1`` / ``-1/(N-1)``."""
+    (:data:`LOGIT_WEIGHTS`, :func:`leaf_features`), as an expected reward
+    (:func:`~uno_mk_env.rewards.expected_win_rewards`)."""
     n = g.num_players
     w = LOGIT_WEIGHTS[2 if n == 2 else 4]
     scores = [sum(a * b for a, b in zip(w, leaf_features(g, s))) for s in range(n)]
     top = max(scores)
-    weights = [math.exp(x - top) for x in scores]
-    total = sum(weights)
-    lose = -1.0 / (n - 1)
-    return [x / total * (1.0 - lose) + lose for x in weights]
+    return expected_win_rewards([math.exp(x - top) for x in scores])
 
 
 def fit_leaf_weights(num_players: int, games: int = 1500, seed: int | None = None,
@@ -217,6 +215,8 @@ def fit_leaf_weights(num_players: int, games: int = 1500, seed: int | None = Non
     rng = np.random.default_rng(seed)
     xs, ys = [], []
     for i in range(games):
+        # Not uno_mk_env.seeding.derive_seed: LOGIT_WEIGHTS were fitted on these game seeds
+        # (test_ismcts reproduces them exactly); other deals would change the constants.
         g = Game(Rules(num_players=num_players), seed=seed * 100000 + i)
         agents = [StrategicAgent(s) for s in range(num_players)]
         kept = []
@@ -694,15 +694,13 @@ class ISMCTSAgent(Agent):
 
     def _leaf_rewards(self, sizes: list[int]) -> list[float]:
         """Expected reward of every seat at the depth cap: ``P(seat wins)`` modelled as
-        proportional to ``size ** -k`` (a fit on games of the rule agents)."""
+        proportional to ``size ** -k`` (a fit on games of the rule agents), as an expected reward
+        (:func:`~uno_mk_env.rewards.expected_win_rewards`)."""
         k = self.params.value_exponent
         n = len(sizes)
         if k is None:
             k = 0.5 if n == 2 else 1.0
-        weights = [max(s, 1) ** -k for s in sizes]
-        total = sum(weights)
-        lose = -1.0 / (n - 1)
-        return [w / total * (1.0 - lose) + lose for w in weights]
+        return expected_win_rewards([max(s, 1) ** -k for s in sizes])
 
     @staticmethod
     def _deal(view: PlayerView, rng: np.random.Generator, voids: list[list[float]]) -> Game:

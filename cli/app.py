@@ -38,6 +38,7 @@ from typing import Any, NoReturn, TextIO
 
 from uno_mk_env import RulesError
 from uno_mk_env.agents.base import AgentError, AgentSpecError
+from uno_mk_env.evaluation.replay import ReplayError
 from uno_mk_env.evaluation.tournament import OutputPathError, TournamentError
 
 from . import agents, demo, evaluate, exploit, export, play, replay, rules, tournament, train
@@ -128,7 +129,7 @@ def _run(module: ModuleType, args: argparse.Namespace, prog: str, out: TextIO,
          err: TextIO) -> int:
     try:
         return module.run(args, out)
-    except (CLIError, AgentSpecError, RulesError, OutputPathError) as e:
+    except (CLIError, AgentSpecError, RulesError, OutputPathError, ReplayError) as e:
         print(f"{prog}: error: {e}", file=err)
         return 2
     except AgentError as e:

@@ -128,6 +128,7 @@ def check_agents(agent_specs: Sequence[str], allow_cheating: bool = True) -> Non
 
 
 # ------------------------------------------------------------------------------------ tables
+PROSE = 40  #: a table cell longer than this with a space is prose, which may wrap
 def print_table(
     out: TextIO,
     title: str,
@@ -136,20 +137,13 @@ def print_table(
     right: Sequence[str] = (),
     width: int = 120,
 ) -> None:
-    """A table on ``out``: drawn by ``rich`` when installed, else aligned plain text (the last
-    column is never cut; a base install has no ``rich``). ``right``: right-aligned columns."""
+    """A table on ``out``: drawn by ``rich`` when installed, else aligned plain text (a base
+    install has no ``rich``). ``right``: right-aligned columns. ``width``: the console width when
+    ``out`` is not a terminal. Only prose (a column with a cell of over :data:`PROSE` characters
+    and a space) may wrap; no other cell (an agent label, a figure) is ever cut or wrapped: the
+    console is widened when the table needs it."""
     if has_rich():
-        from rich.console import Console
-        from rich.table import Table
-        from rich.text import Text
-
-        console = Console(file=out, width=None if out.isatty() else width, highlight=False)
-        table = Table(title=title)
-        for col in columns:
-            table.add_column(Text(col), justify="right" if col in right else "left")
-        for row in rows:
-            table.add_row(*(Text(cell) for cell in row))
-        console.print(table)
+        _print_rich_table(out, title, columns, rows, right, width)
         return
     print(title, file=out)
     widths = [max([len(col), *(len(row[i]) for row in rows)]) for i, col in enumerate(columns)]
@@ -164,6 +158,32 @@ def print_table(
     for row in rows:
         print(line(row), file=out)
     print(file=out)
+
+
+def _print_rich_table(out: TextIO, title: str, columns: Sequence[str],
+                      rows: Sequence[Sequence[str]], right: Sequence[str], width: int) -> None:
+    """:func:`print_table` drawn by ``rich``: a column that is not prose is ``no_wrap`` with
+    the width of its longest cell, on a console at least as wide as the table's minimum."""
+    from rich.cells import cell_len
+    from rich.console import Console
+    from rich.measure import Measurement
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=title)
+    for i, col in enumerate(columns):
+        cells = [row[i] for row in rows]
+        keep = not any(len(cell) > PROSE and " " in cell for cell in cells)
+        table.add_column(Text(col), justify="right" if col in right else "left", no_wrap=keep,
+                         min_width=max(map(cell_len, cells), default=0) if keep else None)
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))
+    console = Console(file=out, width=None if out.isatty() else width, highlight=False)
+    wide = console.options.update_width(10**4)
+    needed = Measurement.get(console, wide, table).minimum
+    if needed > console.width:
+        console = Console(file=out, width=needed, highlight=False)
+    console.print(table)
 
 
 def short_labels(labels: Sequence[str], limit: int = 32) -> list[str]:

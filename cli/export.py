@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
+from .common import PROG as COMMAND
 from .common import require
 from .train import SB3_NEEDS, _exit_code
 
@@ -32,4 +33,4 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         require(SB3_NEEDS, "train", "uno-mk export (install torch==2.13.0 first)")
     from uno_mk_env.training import export_model
 
-    return _exit_code(export_model.main, argv)
+    return _exit_code(export_model.main, argv, f"{COMMAND} export")

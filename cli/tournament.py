@@ -21,6 +21,7 @@ from typing import Any, TextIO
 from uno_mk_env.evaluation.tournament import (
     DEFAULT_MAX_STEPS,
     FILE_NAMES,
+    REPLAYS_FILE,
     TournamentResult,
     check_output_dir,
     make_rules,
@@ -99,7 +100,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     out_dir = Path(args.out) if args.out else Path("results") / run_name(
         agent_specs, n, args.seed, make_rules(rules, n).match
     )
-    check_output_dir(out_dir)  # before playing: a bad --out must not cost the results
+    # before playing: a bad --out must not cost the results
+    check_output_dir(out_dir, [*FILE_NAMES.values(), *([REPLAYS_FILE] if args.replays else [])])
     result = run_tournament(
         agent_specs, n, args.games, seed=args.seed, rules=rules,
         duplicate=not args.no_duplicate, workers=args.workers,

@@ -26,12 +26,14 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from .common import PROG as COMMAND
 from .common import CLIError, importable, require
 
 BACKENDS = ("sb3", "rllib")
 #: What the sb3 backend imports (the ``train`` extra, torch installed first).
 SB3_NEEDS = ("torch", "stable_baselines3", "sb3_contrib", "gymnasium")
 RLLIB_MODULE = "uno_mk_env.training.rllib"
+PROG = f"{COMMAND} train"  #: the sb3 backend's usage line and errors name this command
 
 
 def add_parser(subparsers: Any) -> None:
@@ -86,7 +88,7 @@ def train_sb3(argv: Sequence[str], out: TextIO) -> int:
 
     argv = list(argv)
     try:
-        options = train_ppo.parse_args(argv)
+        options = train_ppo.parse_args(argv, prog=PROG)
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else 0
     given = train_ppo.given_fields(argv)

@@ -218,9 +218,10 @@ def record_games(
     """A recording of ``games`` games of the agents ``agent_specs`` (cycled over the seats:
     ``greedy,random`` at 3 players seats ``greedy, random, greedy``).
 
-    Game ``i`` is dealt with seed ``seed + i``; the agent at seat ``s`` is seeded with
-    :func:`uno_mk_env.seeding.derive_seed` ``(seed + i, s)``, so the same arguments give the
-    same recording.
+    Game ``i`` is dealt with seed ``seed + i`` (``Game(rules, seed=seed + i)``, the deal of
+    ``uno-mk play --seed`` with that seed, and game 0 of a recording with that seed); the agent
+    at seat ``s`` is seeded with :func:`uno_mk_env.seeding.derive_seed` ``(seed + i, s)``, so
+    the same arguments give the same recording.
 
     Raises:
         AgentSpecError: an agent spec cannot be built. RulesError: a bad rule option.
@@ -238,6 +239,8 @@ def record_games(
     specs = [agent_specs[s % len(agent_specs)] for s in range(num_players)]
     out = []
     for i in range(games):
+        # Not derive_seed(seed, i): the deal seed is the public contract above (``--seed S``
+        # game i is ``--seed S+i`` game 0), printed in the CLI help and kept in recordings.
         game_seed = seed + i
         players = [build_agent(spec, seed=0) for spec in specs]
         agent_seeds = [derive_seed(game_seed, s) for s in range(num_players)]

@@ -556,6 +556,10 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     return float(ci.low), float(ci.high)
 
 
+#: Width of one character of a tick label in the plot (10 pt), to size the figure for long labels.
+_LABEL_INCHES_PER_CHAR = 0.075
+
+
 @dataclass
 class TournamentResult:
     """Everything a tournament produced: its configuration, one record per game (in schedule
@@ -774,57 +778,74 @@ class TournamentResult:
         return paths
 
     def plot(self, path: str | Path) -> None:
-        """Saves a PNG: win rates with 95 % intervals, and the head-to-head heatmap."""
+        """Saves a PNG of :meth:`figure`."""
+        self.figure().savefig(path, dpi=100)
+
+    def figure(self) -> Any:
+        """A matplotlib ``Figure``: win rates with 95 % intervals, and the head-to-head heatmap,
+        sized for the longest agent label so that labels, titles and the colour bar never
+        overlap."""
         # Figure + Agg canvas directly: no pyplot, so no global backend is switched for callers.
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
-        rows = self.leaderboard()[::-1]  # best at the top of a horizontal bar chart
-        h2h = self.head_to_head()
         k = len(self.entrants)
-        fig = Figure(figsize=(6 + 0.6 * k, 1.5 + 0.45 * k + 2), layout="constrained")
+        label = _LABEL_INCHES_PER_CHAR * max(len(e) for e in self.entrants)
+        fig = Figure(figsize=(6 + 0.6 * k + 2 * label, 3.5 + 0.45 * k + 0.7 * label),
+                     layout="constrained")
         FigureCanvasAgg(fig)
         ax_rate, ax_h2h = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.1]})
-        y = np.arange(len(rows))
-        rate = np.array([r["win_rate"] for r in rows])
-        err = np.array([
-            [r["win_rate"] - r["win_ci_low"] for r in rows],
-            [r["win_ci_high"] - r["win_rate"] for r in rows],
-        ])
-        ax_rate.barh(y, rate, xerr=err, capsize=4, color="tab:blue", alpha=0.8)
-        ax_rate.axvline(1 / self.config["num_players"], color="grey", ls="--", lw=1,
-                        label="equal share 1/N")
-        ax_rate.set_yticks(y, [r["agent"] for r in rows])
-        ax_rate.set_xlim(0, 1)
-        ax_rate.set_xlabel("win rate (95% Wilson CI)")
-        ax_rate.legend(loc="lower right", fontsize="small")
-        order = [self.entrants.index(r["agent"]) for r in rows[::-1]]  # leaderboard order
-        names = [self.entrants[e] for e in order]
-        score = np.array(
-            [[np.nan if h2h["score"][a][b] is None else h2h["score"][a][b] for b in order]
-             for a in order],
-            dtype=float,
-        )
-        im = ax_h2h.imshow(score, vmin=0, vmax=1, cmap="RdBu")
-        ax_h2h.set_xticks(range(k), names, rotation=45, ha="right")
-        ax_h2h.set_yticks(range(k), names)
-        ax_h2h.set_xlabel("opponent")
-        ax_h2h.set_title("head-to-head: share of games placed ahead of opponent",
-                         fontsize="medium")
-        for a in range(k):
-            for b in range(k):
-                if not np.isnan(score[a, b]):
-                    ax_h2h.text(b, a, f"{score[a, b]:.2f}", ha="center", va="center",
-                                fontsize="small",
-                                color="white" if abs(score[a, b] - 0.5) > 0.3 else "black")
-        fig.colorbar(im, ax=ax_h2h, shrink=0.8)
+        rows = self.leaderboard()
+        self._plot_rates(ax_rate, rows[::-1])  # best at the top of a horizontal bar chart
+        self._plot_head_to_head(fig, ax_h2h, [self.entrants.index(r["agent"]) for r in rows])
         c = self.config
         fig.suptitle(
             f"{c['num_players']} players, {c['games']} games"
             f"{' (duplicate deals)' if c['duplicate'] else ''}, seed {c['seed']}, "
             f"match={c['rules']['match']}"
         )
-        fig.savefig(path, dpi=100)
+        return fig
+
+    def _plot_rates(self, ax: Any, rows: list[dict[str, Any]]) -> None:
+        """Win rates of ``rows`` (bottom to top) with their Wilson intervals."""
+        y = np.arange(len(rows))
+        rate = np.array([r["win_rate"] for r in rows])
+        err = np.array([
+            [r["win_rate"] - r["win_ci_low"] for r in rows],
+            [r["win_ci_high"] - r["win_rate"] for r in rows],
+        ])
+        ax.barh(y, rate, xerr=err, capsize=4, color="tab:blue", alpha=0.8)
+        ax.axvline(1 / self.config["num_players"], color="grey", ls="--", lw=1,
+                   label="equal share 1/N")
+        ax.set_yticks(y, [r["agent"] for r in rows])
+        ax.set_xlim(0, 1)
+        ax.set_xlabel("win rate (95% Wilson CI)")
+        ax.legend(loc="lower right", fontsize="small")
+
+    def _plot_head_to_head(self, fig: Any, ax: Any, order: list[int]) -> None:
+        """The head-to-head heatmap of the entrants ``order`` (leaderboard order), its colour
+        bar at its right (the title, on two lines, stays within the heatmap's width)."""
+        h2h = self.head_to_head()
+        k = len(order)
+        names = [self.entrants[e] for e in order]
+        score = np.array(
+            [[np.nan if h2h["score"][a][b] is None else h2h["score"][a][b] for b in order]
+             for a in order],
+            dtype=float,
+        )
+        im = ax.imshow(score, vmin=0, vmax=1, cmap="RdBu")
+        ax.set_xticks(range(k), names, rotation=45, ha="right")
+        ax.set_yticks(range(k), names)
+        ax.set_xlabel("opponent")
+        ax.set_title("head-to-head: share of games\nthe row placed ahead of the column",
+                     fontsize="medium")
+        for a in range(k):
+            for b in range(k):
+                if not np.isnan(score[a, b]):
+                    ax.text(b, a, f"{score[a, b]:.2f}", ha="center", va="center",
+                            fontsize="small",
+                            color="white" if abs(score[a, b] - 0.5) > 0.3 else "black")
+        fig.colorbar(im, ax=ax, shrink=0.8)
 
 
 # ---------------------------------------------------------------------------------- entry

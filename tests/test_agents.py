@@ -26,6 +26,7 @@ from uno_mk_env.agents import (
     ISMCTSAgent,
     RandomAgent,
     StrategicAgent,
+    agent_action,
     make_agent,
     registered,
 )
@@ -37,6 +38,20 @@ ALL_PHASES = {A.PLAY, A.PLAY_DRAWN, A.CHOOSE_COLOUR, A.CHOOSE_TARGET, A.CHALLENG
 
 
 # ------------------------------------------------------------------------------ helpers
+class _Raw:
+    """Passes a seat's agent through :func:`agent_action`, keeping what its ``act`` returned
+    (``agent_action`` accepts numpy integers; the agents here must return a plain ``int``)."""
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent, self.name = agent, agent.name
+        self.needs_observation = agent.needs_observation
+        self.returned: object = None
+
+    def act(self, observation: np.ndarray | None, mask: np.ndarray, view: PlayerView) -> int:
+        self.returned = self.agent.act(observation, mask, view)
+        return self.returned
+
+
 def play_game(
     game: Game,
     seats: Sequence[Agent],
@@ -44,19 +59,22 @@ def play_game(
     max_steps: int = 3000,
     on_decision: Callable[[int, PlayerView, int], None] | None = None,
 ) -> Game:
-    """Plays ``game`` with one agent per seat, driving the engine directly; returns it.
+    """Plays ``game`` with one agent per seat through the project's driver
+    (:func:`~uno_mk_env.agents.base.agent_action`, which raises on an illegal action); returns it.
 
     Each agent is reset with a seat-specific seed; ``on_decision(seat, view, action)`` sees
     every decision. Every returned action is checked to be a legal ``int`` id.
     """
     for s, agent in enumerate(seats):
         agent.reset(seed * 1009 + s)
+    raw = [_Raw(agent) for agent in seats]
     while not game.game_over and game.num_steps < max_steps:
         p = game.current_player
         view = game.view(p)
         mask = game.legal_actions()
-        action = seats[p].act(None, mask, view)
-        assert type(action) is int, f"{seats[p].name} returned {action!r} ({type(action)})"
+        action = agent_action(raw[p], game)
+        returned = raw[p].returned
+        assert type(returned) is int, f"{seats[p].name} returned {returned!r} ({type(returned)})"
         assert mask[action], (
             f"{seats[p].name} chose illegal {A.action_name(action)} in phase "
             f"{A.PHASE_NAMES[view.phase]}; legal: {[A.action_name(a) for a in view.legal_actions]}"
@@ -149,7 +167,7 @@ def _positions(n: int, games: int) -> list[tuple[Game, int]]:
             p = g.current_player
             if step % 7 == 3:
                 out.append((g.clone(), p))
-            g.step(seats[p].act(None, g.legal_actions(), g.view(p)))
+            g.step(agent_action(seats[p], g))
     return out
 
 
@@ -165,9 +183,8 @@ def test_agents_read_only_the_view(spec: str) -> None:
         assert other.view(p) == view
         if all(other.hand(s) == g.hand(s) for s in range(4)):
             continue
-        mask = g.legal_actions()
-        a = make_agent(spec, seed=9).act(None, mask, view)
-        b = make_agent(spec, seed=9).act(None, other.legal_actions(), other.view(p))
+        a = agent_action(make_agent(spec, seed=9), g)
+        b = agent_action(make_agent(spec, seed=9), other)
         assert a == b
         checked += 1
     assert checked >= 30
@@ -203,7 +220,7 @@ RULE_AGENTS = [GreedyAgent, StrategicAgent]
 
 
 def _act(agent: Agent, g: Game) -> str:
-    return A.action_name(agent.act(None, g.legal_actions(), g.view(g.current_player)))
+    return A.action_name(agent_action(agent, g))
 
 
 @pytest.mark.parametrize("cls", RULE_AGENTS + [lambda s: ISMCTSAgent(s, simulations=8)])
@@ -322,11 +339,11 @@ def test_strategic_infers_a_void_colour_from_a_voluntary_draw() -> None:
     agent = StrategicAgent(0)
     g = make({"hands": ["R5 R8 W4 G1 G2", "B1 B2 Y3 Y4"], "discard_pile": "R3",
               "draw_pile": "B9 B8 B7 B6 G9 G8 G7"})
-    g.step(agent.act(None, g.legal_actions(), g.view(0)))  # a red card
+    g.step(agent_action(agent, g))  # a red card
     assert g.current_player == 1
     g.step(A.DRAW)  # draws B9: not playable on red, the turn ends
     assert g.current_player == 0
-    g.step(agent.act(None, g.legal_actions(), g.view(0)))
+    g.step(agent_action(agent, g))
     assert agent.void_beliefs()[1][0] == 1.0
 
 

@@ -4,7 +4,9 @@ listings, and one-line errors with exit code 2 for bad arguments."""
 from __future__ import annotations
 
 import io
+import itertools
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterable
@@ -117,7 +119,7 @@ def test_tournament_console_script_with_workers_rounds_to_500(tmp_path) -> None:
     assert not (tmp_path / "tournament.png").exists()
 
 
-@pytest.mark.parametrize("where", ["a_file", "under_a_file", "unwritable"])
+@pytest.mark.parametrize("where", ["a_file", "under_a_file", "unwritable", "replays_a_folder"])
 def test_tournament_checks_out_before_playing(where: str, tmp_path, monkeypatch) -> None:
     """A bad --out used to be found after the whole tournament (results lost, a traceback)."""
     import uno_mk_env.cli.tournament as cli
@@ -130,16 +132,20 @@ def test_tournament_checks_out_before_playing(where: str, tmp_path, monkeypatch)
     a_file = tmp_path / "a_file"
     a_file.write_text("x")
     out = {"a_file": a_file, "under_a_file": a_file / "results",
-           "unwritable": tmp_path / "ro"}[where]
+           "unwritable": tmp_path / "ro", "replays_a_folder": tmp_path / "rp"}[where]
     if where == "unwritable":
         def refused(*args, **kwargs):
             raise PermissionError(13, "Permission denied")
 
         monkeypatch.setattr(tournament.tempfile, "mkstemp", refused)
+    if where == "replays_a_folder":  # only --replays writes replays.json
+        (out / tournament.REPLAYS_FILE).mkdir(parents=True)
     code, _, err = run(["tournament", "--agents", "greedy,random", "--games", "2",
-                        "--out", str(out)])
+                        "--out", str(out), "--replays", "1"])
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
-    assert "uno-mk tournament: error: output directory" in err and str(out) in err
+    assert str(out) in err
+    assert ("uno-mk tournament: error: cannot write" in err and "replays.json" in err
+            if where == "replays_a_folder" else "uno-mk tournament: error: output directory" in err)
 
 
 def test_demo_checks_out_before_playing(tmp_path, monkeypatch, capsys) -> None:
@@ -258,6 +264,27 @@ def test_train_ends_with_an_agent_spec_that_plays_in_a_tournament(tmp_path, monk
     assert "final.npz" in out
 
 
+@pytest.mark.parametrize("command", ["train", "export"])
+def test_train_and_export_usage_names_the_uno_mk_command(command: str, capsys) -> None:
+    """``uno-mk train --help``/``uno-mk export --help`` (and their errors) name ``uno-mk ...``,
+    not the ``python -m uno_mk_env.training...`` module behind them, which keeps its own."""
+    from uno_mk_env.training import export_model, train_ppo
+
+    code, out, _ = run([command, "--help"])
+    shown = out + capsys.readouterr().out
+    assert code == 0
+    assert re.search(rf"^usage: uno-mk {command} \[-h\]", shown, re.M), shown[:400]
+    assert "python -m" not in shown.split("\n\n")[0]  # the usage block
+    code, _, err = run([command, "--bogus-option"])
+    err += capsys.readouterr().err
+    assert code == 2 and f"uno-mk {command}: error: " in err, err
+    module = {"train": train_ppo.main, "export": export_model.main}[command]
+    with pytest.raises(SystemExit):
+        module(["--help"])
+    assert f"usage: python -m uno_mk_env.training.{module.__module__.rsplit('.', 1)[1]} [-h]" in (
+        capsys.readouterr().out)
+
+
 def test_train_rllib_backend_missing_is_one_line(monkeypatch, capsys) -> None:
     import uno_mk_env.cli.train as train
 
@@ -340,27 +367,99 @@ def test_short_labels_keep_what_tells_long_labels_apart() -> None:
     assert short_labels(one) == ["ppo:…/final.npz", "strategic"]
 
 
-def test_two_checkpoints_with_long_paths_are_told_apart_in_table_and_plot(tmp_path) -> None:
+def _leaderboard_agents(out: str) -> list[str]:
+    """The agent cell of each row of the leaderboard (the first table) of ``uno-mk
+    tournament``'s output, drawn by rich or as plain text."""
+    lines = out.split("head-to-head")[0].splitlines()
+    if any(line.startswith("┃") for line in lines):  # rich: │ rank │ agent │ ...
+        return [line.split("│")[2].strip() for line in lines if line.startswith("│")]
+    dashes = next(i for i, line in enumerate(lines) if line.startswith("-"))
+    rows = itertools.takewhile(str.strip, lines[dashes + 1:])
+    return [re.split(r"\s{2,}", row.strip())[1] for row in rows]
+
+
+def _plot_clashes(fig) -> list[tuple[str, str]]:
+    """Pairs of the figure's texts (titles, axis and tick labels) and axes (the colour bar's
+    too) whose boxes overlap; the rotated tick labels of one axis are parallel, not a clash."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [("suptitle", fig._suptitle.get_window_extent(renderer), None)]
+    for i, ax in enumerate(fig.axes):
+        boxes.append((f"axes {i}", ax.get_window_extent(renderer), None))
+        texts = [ax.title, ax.xaxis.label, ax.yaxis.label, *ax.get_xticklabels(),
+                 *ax.get_yticklabels()]
+        boxes += [(t.get_text(), t.get_window_extent(renderer), (i, t.get_rotation()))
+                  for t in texts if t.get_visible() and t.get_text()]
+    return [(a, b) for i, (a, box_a, tilt_a) in enumerate(boxes)
+            for b, box_b, tilt_b in boxes[i + 1:]
+            if box_a.overlaps(box_b) and not (tilt_a == tilt_b and tilt_a and tilt_a[1])]
+
+
+@pytest.fixture
+def plotted(monkeypatch) -> list:
+    """The figures of the tournament plots saved while the test runs."""
+    from uno_mk_env.evaluation.tournament import TournamentResult
+
+    figures, save = [], TournamentResult.plot
+
+    def plot(self, path) -> None:
+        figures.append(self.figure())
+        save(self, path)
+
+    monkeypatch.setattr(TournamentResult, "plot", plot)
+    return figures
+
+
+@pytest.mark.parametrize("drawn_by", ["rich", "plain"])
+def test_two_checkpoints_with_long_paths_are_told_apart_in_table_and_plot(
+        drawn_by: str, tmp_path, monkeypatch, plotted) -> None:
+    """Labels of about 30 characters (under LABEL_LIMIT, so kept whole) are never cut in the
+    leaderboard's rows, by rich (a console of 120 columns) or as plain text; nothing overlaps
+    in the plot."""
     import shutil
     import warnings
     from pathlib import Path
 
+    from uno_mk_env.cli.tournament import LABEL_LIMIT
+
+    if drawn_by == "plain":
+        monkeypatch.setitem(sys.modules, "rich", None)
     model = Path(__file__).resolve().parents[1] / "models" / "ppo_2p.npz"
     deep = tmp_path / "experiments" / "a_long_folder_name_for_the_runs" / "of_this_week"
     specs = []
-    for run_name in ("run1", "run2"):
-        (deep / run_name).mkdir(parents=True)
-        shutil.copy(model, deep / run_name / "final.npz")
-        specs.append(f"ppo:{deep / run_name / 'final.npz'}")
+    for file in ("run1/final.npz", "run2/final.npz", "policy_final_seed_1.npz",
+                 "policy_final_seed_2.npz"):
+        (deep / file).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(model, deep / file)
+        specs.append(f"ppo:{deep / file}")
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # matplotlib's layout warnings fail the test
-        code, out, err = run(["tournament", "--agents", ",".join(specs), "--players", "2",
-                              "--games", "4", "--out", str(tmp_path / "res")])
+        code, out, err = run(["tournament", "--agents", ",".join(specs), "--players", "3",
+                              "--games", "12", "--out", str(tmp_path / "res")])
     assert code == 0, err
     assert "ppo:…/run1/final.npz" in out and "ppo:…/run2/final.npz" in out
+    shown = {"ppo:…/run1/final.npz", "ppo:…/run2/final.npz", "ppo:…/policy_final_seed_1.npz",
+             "ppo:…/policy_final_seed_2.npz"}
+    assert max(map(len, shown)) == 29 < LABEL_LIMIT
+    assert sorted(_leaderboard_agents(out)) == sorted(shown)
+    assert ("│" in out) == (drawn_by == "rich")
     assert (tmp_path / "res" / "tournament.png").is_file()
     data = json.loads((tmp_path / "res" / "tournament.json").read_text())
     assert data["config"]["entrants"] == specs  # the files keep the full labels
+    [fig] = plotted
+    assert {t.get_text() for t in fig.axes[0].get_yticklabels()} == shown
+    assert _plot_clashes(fig) == []
+
+
+@pytest.mark.parametrize("agents", ["greedy,random", "greedy,random,strategic",
+                                    "greedy,random,strategic,ismcts:2"])
+def test_the_plots_titles_and_labels_do_not_overlap(agents: str, tmp_path, plotted) -> None:
+    """At 3 entrants the head-to-head title used to run into the colour bar."""
+    code, _, err = run(["tournament", "--agents", agents, "--players", "2", "--games", "12",
+                        "--out", str(tmp_path)])
+    assert code == 0, err
+    [fig] = plotted
+    assert _plot_clashes(fig) == []
 
 
 # ----------------------------------------------------------------------------- play details

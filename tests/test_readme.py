@@ -37,6 +37,14 @@ COMMANDS = [
     for line in (raw.split("#", 1)[0].strip() for raw in block.splitlines())
     if line and not line.startswith("make ")
 ]
+#: What each code fence tag means here: run by these tests, or why not.
+FENCES = {
+    "python": "run: each block in a fresh interpreter, with the text's claims checked",
+    "bash": "run: each command line (fewer games by default, as written under -m slow)",
+    "py": "not run: illustrative fragments with undefined names",
+    "sh": "not run: training runs of minutes to hours, and commands for a Ray cluster",
+    "": "not run: plain text (layouts, outputs)",
+}
 TIMEOUT = 600  # seconds for one example or command (a guard against a hang, not a speed test)
 
 
@@ -72,7 +80,10 @@ def argv_of(line: str) -> list[str]:
 
 def run_command(line: str, cwd: Path, stdin: str = "") -> str:
     """Runs a README command line in ``cwd`` (the repository root for ``python tests/...``
-    lines, a temporary directory otherwise); returns its stdout (fails on a non-zero exit)."""
+    lines, a temporary directory otherwise, where ``models/`` links to the repository's, as in
+    a checkout); returns its stdout (fails on a non-zero exit)."""
+    if cwd != ROOT and "models/" in line and not (cwd / "models").exists():
+        (cwd / "models").symlink_to(ROOT / "models", target_is_directory=True)
     proc = subprocess.run(argv_of(line), cwd=cwd, env=_env(), input=stdin, capture_output=True,
                           text=True, timeout=TIMEOUT)
     assert proc.returncode == 0, (
@@ -106,6 +117,31 @@ def test_every_action_and_observation_piece_is_documented() -> None:
         assert f"`{piece.name}`" in TEXT
     for code in ("`CALL_UNO`", "`CATCH_UNO`", "`CHALLENGE`", "`ACCEPT`", "`KEEP`", "`DRAW`"):
         assert code in TEXT
+
+
+def test_the_layout_section_names_every_module_and_folder() -> None:
+    """The Project layout block lists every top-level folder and every module of the package's
+    folders and of benchmarks/ (so it cannot fall behind the tree)."""
+    section = TEXT[TEXT.index("## Project layout"):TEXT.index("## Version history")]
+    block = section[section.index("```\nuno_mk_env/"):]
+    names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", block))
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
+    if tracked.returncode != 0:
+        pytest.skip("not a git checkout")
+    files = [Path(f) for f in tracked.stdout.split()]
+    folders = {f.parts[0] for f in files if len(f.parts) > 1 and not f.parts[0].startswith(".")}
+    missing = sorted(d for d in folders if f"{d}/" not in block)
+    packages = ("uno_mk_env", "agents", "training", "evaluation", "cli", "benchmarks")
+    missing += sorted(str(f) for f in files if f.suffix == ".py" and f.parts[0] in packages
+                      and f.stem != "__init__" and f.stem not in names)
+    assert not missing, f"README Project layout does not name: {missing}"
+
+
+def test_every_code_fence_is_run_or_says_why_not() -> None:
+    tags = re.findall(r"^```(\S*)\n", TEXT, re.M)[::2]  # opening fences (they alternate)
+    unknown = set(tags) - set(FENCES)
+    assert not unknown, f"fence tags without a rule in FENCES: {unknown}"
+    assert TEXT.count("\n```") % 2 == 0
 
 
 def test_there_are_examples() -> None:
@@ -283,9 +319,15 @@ def test_slow_commands_as_written_reproduce_the_readme(line: str, tmp_path: Path
             assert figure in TEXT, (line, figure)
         return
     folder = check_tournament(line, out, tmp_path)
-    tournaments = [c for c in COMMANDS if c.startswith("uno-mk tournament") and quick_version(c)]
-    table = baseline_rows()[tournaments.index(line)]
     figures = leaderboard_figures(folder)
+    baselines = TEXT.split("## Baselines", 1)[1].split("\n## ", 1)[0]
+    if line not in baselines:  # elsewhere: the text quotes the first entrant's figure
+        first = shlex.split(line)[shlex.split(line).index("--agents") + 1].split(",")[0]
+        assert figures[first] in TEXT, (line, first, figures[first])
+        return
+    tournaments = [c for c in COMMANDS if c.startswith("uno-mk tournament") and quick_version(c)
+                   and c in baselines]
+    table = baseline_rows()[tournaments.index(line)]
     for agent, claim in table:
         if agent.endswith("(each)"):  # every copy: the rate (intervals differ in the last digit)
             name = agent.split()[0]

@@ -119,6 +119,18 @@ def test_recording_is_deterministic_and_json(tmp_path, recording):
     assert load_recording(path) == json.loads(json.dumps(recording))
 
 
+def test_game_i_of_a_recording_is_the_game_of_seed_plus_i():
+    """The documented deal contract (``--seed S``: game i uses seed S + i): game i of a
+    recording is ``Game(rules, seed=S + i)`` and the same game a one-game recording of seed
+    S + i holds (its agents seeded alike)."""
+    rec = record_games(["greedy", "random"], 3, seed=4, games=3)
+    for i, game in enumerate(rec["games"]):
+        assert game["seed"] == 4 + i
+        assert engine_replay(game)[0].to_dict() == Game(Rules(num_players=3), seed=4 + i).to_dict()
+        alone = record_games(["greedy", "random"], 3, seed=4 + i)["games"]
+        assert json.dumps(alone) == json.dumps([game])
+
+
 def test_the_page_is_self_contained(recording):
     html = replay_html(recording)
     assert html.startswith("<!DOCTYPE html>")

@@ -6,6 +6,9 @@ flips the wanted card, then checks its consequences.
 
 from __future__ import annotations
 
+import contextlib
+import signal
+
 import numpy as np
 import pytest
 from scenario import (
@@ -257,11 +260,27 @@ def test_r3_3_reflip_ruling_applies_a_draw_two_or_a_reverse_that_stays():
     assert (g.current_player, g.direction) == (5, -1)
 
 
+@contextlib.contextmanager
+def fails_after(seconds: int):
+    """A regression to an endless deal fails the test instead of hanging the suite."""
+    def timeout(signum, frame):
+        raise AssertionError(f"the deal did not end within {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, timeout)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 @pytest.mark.parametrize("seed", [65685, 107065, 193889])
 def test_r3_3_reflip_deals_that_used_to_hang(seed):
     """R3.3 ruling: the three seeds an outside audit found hanging at 7 × 15 now deal, ending on
     an action card over a pile of W4s only."""
-    g = Game(Rules(num_players=7, hand_size=15, start_action_cards="reflip"), seed=seed)
+    with fails_after(30):
+        g = Game(Rules(num_players=7, hand_size=15, start_action_cards="reflip"), seed=seed)
     assert start_cards(g)[-1][1:] in ("S", "R", "D")
     assert set(draw_pile(g)) == {"W4"}
     assert sum(hand_sizes(g)) + len(draw_pile(g)) + len(discard_pile(g)) == NUM_CARDS

@@ -527,6 +527,43 @@ def test_from_view_of_a_tampered_view_raises_state_error_naming_the_field() -> N
     assert rejected > 150
 
 
+def test_from_view_of_a_view_with_one_tampered_element_raises_or_works() -> None:
+    """One element of a per-seat field (a score, a hand size, an UNO flag) set to garbage: the
+    whole-field test above never builds these. StateError naming the field, or a game that
+    survives views, encoders and a JSON round trip (a score of 10**400 used to be accepted and
+    crash the encoder; -1 or 5000 broke the round trip)."""
+    from uno_mk_env.rules import max_score
+
+    rng = np.random.default_rng(1)
+    rejected = 0
+    for trial in range(200):
+        g = midgame(seed=trial, steps=int(rng.integers(0, 60)),
+                    num_players=int(rng.integers(2, 7)))
+        view = g.view(int(rng.integers(g.num_players)))
+        field = ("scores", "hand_sizes", "uno_called")[trial % 3]
+        values = list(getattr(view, field))
+        values[int(rng.integers(len(values)))] = [
+            -1, 10**400, max_score(g.rules) + 1, 2**70, 1.5, None, True, "x"][trial % 8]
+        try:
+            sample = Game.from_view(view._replace(**{field: tuple(values)}), rng)
+        except StateError as e:
+            rejected += 1
+            assert field in str(e), str(e)
+            continue
+        _exercise(sample, rng)
+    assert rejected > 100
+
+
+def test_from_dict_refuses_unknown_fields() -> None:
+    d = midgame(seed=2, steps=5).to_dict()
+    d["scroes"] = [0, 0]
+    with pytest.raises(StateError, match=r"unknown field\(s\) \['scroes'\]"):
+        Game.from_dict(d)
+    del d["scroes"]
+    with_events = midgame(seed=2, steps=5).to_dict(include_events=True)
+    assert "events" in with_events and Game.from_dict(with_events) == Game.from_dict(d)
+
+
 def test_from_view_rejects_hand_sizes_that_the_unseen_cards_cannot_fill() -> None:
     g = midgame(seed=3, steps=10)
     view = g.view(0)

@@ -2,18 +2,22 @@
 without a setuptools deprecation banner; the wheel holds one import name, ``uno_mk_env``; and it
 works in clean virtual environments: a base install (the wheel + numpy) plays a game and runs
 ``uno-mk rules``/``agents`` as plain text and refuses commands that need extras with one line
-naming the extra; with the ``env`` extra the PettingZoo env passes ``api_test``.
+naming the extra; with the ``env`` extra the PettingZoo env passes ``api_test``; with the
+``eval`` extra (no torch) ``uno-mk tournament`` plays a shipped PPO policy. An unpacked sdist
+is not a git checkout, so the test session's repository check (tests/conftest.py) stands aside.
 
-Slow (a build, two venvs and PyPI downloads, about a minute): not in the default run;
+Slow (a build, three venvs and PyPI downloads, about a minute and a half): not in the default run;
 ``.ci/run`` runs it after ``make test``. Never installs torch.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
+import tarfile
 import textwrap
 import venv
 import zipfile
@@ -197,3 +201,57 @@ def test_env_extra_runs_the_pettingzoo_and_gymnasium_envs(
     out = run([bindir / "python", "-c", ENV_EPISODE], cwd=work).stdout
     assert re.search(r"episode steps \d+", out) and "api_test passed" in out, out
     assert "gym episode reward" in out
+
+
+def test_eval_extra_runs_a_tournament_with_a_ppo_policy_without_torch(
+    dist: dict[str, Path], tmp_path: Path
+) -> None:
+    bindir = make_venv(tmp_path / "venv", f"{dist['wheel']}[eval]")
+    work = tmp_path / "work"
+    work.mkdir()
+    spec = run([bindir / "python", "-c", "import importlib.util as u; print(u.find_spec('torch'))"],
+               cwd=work).stdout
+    assert spec.strip() == "None", spec
+    agents = ["strategic", f"ppo:{ROOT / 'models' / 'ppo_2p.npz'}", "greedy"]
+    out_dir = tmp_path / "results"
+    proc = run([bindir / "uno-mk", "tournament", "--agents", ",".join(agents), "--players", "3",
+                "--games", "6", "--out", out_dir], cwd=work)
+    assert "win rate" in proc.stdout and "head-to-head" in proc.stdout, proc.stdout
+    assert "│" in proc.stdout  # rich draws the tables
+    data = json.loads((out_dir / "tournament.json").read_text())
+    assert data["config"]["entrants"] == agents
+    assert sum(row["games"] for row in data["leaderboard"]) == 3 * 6
+    assert (out_dir / "tournament.png").is_file()
+    assert not list(work.iterdir())
+
+
+def test_the_repository_check_sees_new_files_and_stands_aside_in_an_sdist(
+    dist: dict[str, Path], tmp_path: Path
+) -> None:
+    from conftest import repo_status
+
+    with tarfile.open(dist["sdist"]) as tar:
+        tar.extractall(tmp_path / "sdist", filter="data")
+    [unpacked] = (tmp_path / "sdist").iterdir()
+    assert (unpacked / "pyproject.toml").is_file()
+    assert repo_status(unpacked) is None
+    assert repo_status(ROOT / "tests") is None  # only the checkout's top folder is checked
+
+    repo = tmp_path / "repo"
+    git = ["git", "-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    run(["git", "init", "-q", repo], cwd=tmp_path)
+    (repo / "kept.txt").write_text("1")
+    (repo / ".gitignore").write_text("results/\n")
+    run([*git, "add", "."], cwd=repo)
+    run([*git, "commit", "-q", "-m", "start"], cwd=repo)
+    assert repo_status(repo) == frozenset()
+    for scratch in (".venv/bin/python", "pkg/__pycache__/a.pyc", "x.egg-info/PKG-INFO",
+                    "build/lib/a.py", ".pytest_cache/v", ".ruff_cache/a"):
+        (repo / scratch).parent.mkdir(parents=True, exist_ok=True)
+        (repo / scratch).write_text("")
+    assert repo_status(repo) == frozenset()
+    (repo / "kept.txt").write_text("2")
+    (repo / "results").mkdir()
+    (repo / "results" / "out.json").write_text("{}")
+    (repo / "new file.txt").write_text("")
+    assert repo_status(repo) == {" M kept.txt", "!! results/out.json", "?? new file.txt"}

@@ -153,9 +153,11 @@ def export(checkpoints: Sequence[str], out: str, games: Sequence[int], seed: int
                 npz_provenance={"checkpoint": str(source)})
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
+    """``python -m uno_mk_env.training.export_model``; ``prog`` names the command in the usage
+    line and errors (``uno-mk export``)."""
     parser = argparse.ArgumentParser(
-        prog=PROG,
+        prog=prog,
         description="Ship a train_ppo checkpoint (the best of several, chosen on another seed): "
                     "strip the optimizer, write its provenance, curve and a duplicate-deal "
                     "evaluation (see the module docstring).",

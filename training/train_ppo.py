@@ -219,10 +219,11 @@ RESUME_FIXED = tuple(f.name for f in dataclasses.fields(Args) if f.name not in R
 
 
 # ------------------------------------------------------------------------ argument parsing
-def parse_args(argv: Sequence[str] | None = None) -> Args:
-    """:class:`Args` from the command line (``--num-players 4``; booleans as ``--x/--no-x``)."""
+def parse_args(argv: Sequence[str] | None = None, prog: str = PROG) -> Args:
+    """:class:`Args` from the command line (``--num-players 4``; booleans as ``--x/--no-x``);
+    ``prog`` names the command in the usage line and errors (``uno-mk train``)."""
     parser = _args.build_parser(
-        Args, PROG, "Train a MaskablePPO agent for UNO Mario Kart (see the module docstring).")
+        Args, prog, "Train a MaskablePPO agent for UNO Mario Kart (see the module docstring).")
     return Args(**vars(parser.parse_args(argv)))
 
 

@@ -6,26 +6,43 @@ Both reward modes are zero-sum for every player count.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["POINTS_SCALE", "REWARD_MODES", "round_rewards", "win_reward", "win_rewards"]
+__all__ = ["POINTS_SCALE", "REWARD_MODES", "expected_win_rewards", "loss_reward", "round_rewards",
+           "win_reward", "win_rewards"]
 
 REWARD_MODES = ("win", "points")
 #: ``reward="points"`` pays points / 100 (the observation's score unit too).
 POINTS_SCALE = 100.0
 
 
+def loss_reward(num_players: int) -> float:
+    """``reward="win"`` of a seat that did not win: −1/(N−1), so a game's rewards sum to 0."""
+    if num_players < 2:
+        raise ValueError(f"a game has at least 2 players, not {num_players}")
+    return -1.0 / (num_players - 1)
+
+
 def win_reward(num_players: int, winner: int | None, seat: int) -> float:
-    """``reward="win"`` for ``seat``: +1 for the winner, −1/(N−1) for every other seat, 0 for
-    all when there is no winner (a stalemate, a tied ``fixed_rounds`` game)."""
+    """``reward="win"`` for ``seat``: +1 for the winner, :func:`loss_reward` (−1/(N−1)) for every
+    other seat, 0 for all when there is no winner (a stalemate, a tied ``fixed_rounds`` game)."""
     if winner is None:
         return 0.0
-    return 1.0 if seat == winner else -1.0 / (num_players - 1)
+    return 1.0 if seat == winner else loss_reward(num_players)
 
 
 def win_rewards(num_players: int, winner: int | None) -> list[float]:
     """:func:`win_reward` of every seat."""
     return [win_reward(num_players, winner, s) for s in range(num_players)]
+
+
+def expected_win_rewards(weights: Sequence[float]) -> list[float]:
+    """Every seat's expected ``reward="win"`` when seat ``s`` wins with probability
+    ``weights[s] / sum(weights)`` (the search agents' cut-off value): ``p·1 + (1−p)·loss``."""
+    lose = loss_reward(len(weights))
+    total = sum(weights)
+    return [w / total * (1.0 - lose) + lose for w in weights]
 
 
 def round_rewards(game: Any, reward: str) -> list[float]:

@@ -39,6 +39,13 @@ __all__ = ["STATE_FORMAT", "check_consistency", "game_from_dict", "game_to_dict"
 STATE_FORMAT = 1
 #: Fields a minimal position must give.
 REQUIRED = ("hands", "draw_pile", "discard_pile", "active_colour", "current_player", "direction")
+#: Every field a state dict may have (``to_dict``'s, ``events`` with ``include_events``).
+FIELDS = (
+    "format", "rules", *REQUIRED, "phase", "dealer", "scores", "round", "drawn_card",
+    "uno_called", "uno_miss", "w4", "colour_context", "reveal", "last_item", "idle_turns",
+    "turn_player", "previous_turn_player", "void_evidence", "round_over", "game_over", "winner",
+    "round_winner", "round_hand_points", "num_steps", "rng", "events",
+)
 #: Bit generators a state may name (numpy's own).
 BIT_GENERATORS = ("PCG64", "PCG64DXSM", "Philox", "SFC64", "MT19937")
 _BIG = 2**62  # bound of plain counters (steps): far above any game, far below float trouble
@@ -401,6 +408,9 @@ def game_from_dict(cls: type, d: Any, seed: int | None) -> Any:
     missing = [f for f in REQUIRED if f not in d]
     if missing:
         raise StateError(f"state is missing required field(s) {missing}; required: {REQUIRED}")
+    unknown = sorted(str(k) for k in d if k not in FIELDS)
+    if unknown:
+        raise StateError(f"state has unknown field(s) {unknown}; the fields are {list(FIELDS)}")
     fmt = d.get("format", STATE_FORMAT)
     if fmt != STATE_FORMAT or not _is_int(fmt):
         raise StateError(f"'format' {fmt!r} is not supported; this version reads {STATE_FORMAT}")
@@ -497,6 +507,10 @@ def _check_seats(g: Any) -> None:
 
 def _check_scores(g: Any) -> None:
     rules = g.rules
+    high = max_score(rules)
+    for s, x in enumerate(g.scores):
+        if not 0 <= x <= high:
+            raise StateError(f"'scores[{s}]' is {x}; allowed 0-{high} under these rules")
     if rules.match == "target_score" and not g.game_over:
         high = [s for s, x in enumerate(g.scores) if x >= rules.target_score]
         if high:
