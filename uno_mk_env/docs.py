@@ -372,11 +372,20 @@ def main(argv: list[str] | None = None) -> int:
     """Rewrites the generated blocks of the given Markdown files in place (default: README.md
     and docs/*.md under the working directory). ``--check``: write nothing, list the stale
     files, exit 1 if there are any."""
-    args = sys.argv[1:] if argv is None else argv
-    check = "--check" in args
-    names = [a for a in args if a != "--check"]
-    paths = [Path(a) for a in names] or [Path("README.md"), *sorted(Path("docs").glob("*.md"))]
-    if check:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m uno_mk_env.docs",
+                                     description=main.__doc__.split("\n\n")[0])
+    parser.add_argument("files", nargs="*", type=Path, help="Markdown files (default: "
+                        "README.md and docs/*.md)")
+    parser.add_argument("--check", action="store_true", help="write nothing; list the stale "
+                        "files and exit 1 if there are any")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    paths = args.files or [Path("README.md"), *sorted(Path("docs").glob("*.md"))]
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        parser.error(f"no such file: {', '.join(missing)}")
+    if args.check:
         old = stale(paths)
         for path in old:
             print(f"{path}: stale, run python -m uno_mk_env.docs", file=sys.stderr)

@@ -52,7 +52,7 @@ Rendering
     its seat this episode) or a seat (that seat's view in both).
 
 Version History
-    v0: initial release. Unreleased (after package 0.4.0): ``render_mode="rgb_array"``;
+    v0: initial release. Package 0.4.0: ``render_mode="rgb_array"``;
     ``"human"`` shows the image in a window instead of printing the text (use ``"ansi"`` for
     text); ``render_seat``.
 """

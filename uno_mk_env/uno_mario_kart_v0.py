@@ -81,8 +81,8 @@ Rendering
 
 Version History
     v0: initial release.
-    v0, after package 0.4.0: ``render_mode="rgb_array"`` and ``render_seat`` are new.
-    v0, after package 0.4.0: ``"human"`` shows the image in a window (it printed the text).
+    v0, package 0.4.0: ``render_mode="rgb_array"`` and ``render_seat`` are new.
+    v0, package 0.4.0: ``"human"`` shows the image in a window (it printed the text).
 """
 
 from __future__ import annotations
