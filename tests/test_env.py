@@ -387,7 +387,7 @@ def test_env_errors_are_clear():
 # A bool is not an action id (True is not PLAY(R1)): the same TypeError as for np.True_, in
 # raw_env, env() and the Gymnasium wrapper alike (tests/test_gym_env.py), and nothing changes.
 NOT_ACTIONS = (True, False, np.True_, np.bool_(False), np.array(True), 1.0, np.float64(2.0),
-               "DRAW", "1", None, [1], np.array([1]))
+               "DRAW", "1", None, [1], np.array([1]), np.timedelta64(1))
 
 
 @pytest.mark.parametrize("make", [U.env, U.raw_env], ids=["env", "raw_env"])

@@ -69,6 +69,10 @@ _ZERO_MASK.flags.writeable = False  # shared by every seat that is not deciding
 _HISTORY = 8  # decisions kept for the render's "last events"
 #: Read-only masks by legal-id tuple, shared by every env of the process: a decision's mask is
 #: one dict lookup (building one costs more than the rest of the step's bookkeeping).
+#: numpy's integer scalar types (not ``np.bool_``): what a policy's ``argmax`` or a mask's
+#: ``nonzero`` gives; ``int()`` of one is its id (a bad id is then refused like any int).
+_NUMPY_INTEGERS = frozenset(t for t in set(np.sctypeDict.values())
+                            if issubclass(t, np.integer) and not issubclass(t, np.timedelta64))
 _MASKS: dict[tuple[int, ...], np.ndarray] = {}
 _MASKS_MAX = 1 << 15
 
@@ -357,8 +361,9 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
         if self._done:
             self._finished_step(action)
             return
-        if action.__class__ is not int:  # ints go straight to the engine (the hot path)
-            action = action_id(action)
+        cls = action.__class__
+        if cls is not int:  # ints go straight to the engine (the hot path), numpy ints nearly
+            action = int(action) if cls in _NUMPY_INTEGERS else action_id(action)
         game = self._game
         render = self.render_mode
         if render is not None:
