@@ -76,13 +76,15 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                            f"{min(protocol.SEEDS)} to {max(protocol.SEEDS)} players")
     opponents = specs(args.opponents, "--opponents") if args.opponents else None
     require(("scipy",), EXTRA, "uno-mk evaluate")
+    lines = protocol.plan(args.players, args.games, opponents)
     try:  # a bad or cheating agent is refused before the output place is made
-        protocol.check_cheating(args.agent, [line.opponent for line in protocol.plan(
-            args.players, args.games, opponents)], args.allow_cheating)
+        protocol.check_cheating(args.agent, [line.opponent for line in lines],
+                                args.allow_cheating)
     except AgentSpecError as e:
         raise CLIError(str(e)) from None
     out_dir = Path(args.out) if args.out else Path("results") / "evaluate" / _name(args.agent)
-    check_output_dir(out_dir, [protocol.CARD_JSON, protocol.CARD_MD, "games"])
+    check_output_dir(out_dir, [protocol.CARD_JSON, protocol.CARD_MD])
+    check_output_dir(out_dir / "games", [f"{line.name}.json" for line in lines])
     command = "uno-mk evaluate " + " ".join(shlex.quote(a) for a in _argv(args))
 
     def report(line: protocol.Line, m: dict[str, Any]) -> None:

@@ -203,6 +203,23 @@ def test_cli_refuses_a_cheating_agent_in_one_line(tmp_path: Path, capsys) -> Non
 
 
 # ------------------------------------------------------------------------------------ CLI
+def test_cli_runs_again_into_the_same_folder_and_refuses_a_games_file(tmp_path: Path,
+                                                                      capsys) -> None:
+    """A second evaluation overwrites the first's card and records (its games/ folder used to
+    be refused as "not a file"); a file where the games/ folder goes is refused before playing."""
+    argv = ["evaluate", "random", "--players", "2", "--games", "4", "--opponents", "greedy",
+            "--out", str(tmp_path / "card")]
+    assert main(argv) == 0 and main(argv) == 0, capsys.readouterr().err
+    assert (tmp_path / "card" / "games" / "2p_vs_greedy.json").is_file()
+    (tmp_path / "blocked").mkdir()
+    (tmp_path / "blocked" / "games").write_text("x")
+    capsys.readouterr()
+    assert main(argv[:-1] + [str(tmp_path / "blocked")]) == 2
+    err = capsys.readouterr().err
+    assert "games" in err and "not a directory" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "blocked" / protocol.CARD_JSON).exists()
+
+
 def test_cli_writes_the_card_and_prints_each_line(tmp_path: Path, capsys) -> None:
     out_dir = tmp_path / "card"
     code = main(["evaluate", "greedy", "--players", "2", "--games", "4", "--opponents",
