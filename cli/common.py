@@ -128,7 +128,10 @@ def check_agents(agent_specs: Sequence[str], allow_cheating: bool = True) -> Non
 
 
 # ------------------------------------------------------------------------------------ tables
-PROSE = 40  #: a table cell longer than this with a space is prose, which may wrap
+#: A table cell longer than this that contains a space is prose, which may wrap.
+PROSE = 40
+
+
 def print_table(
     out: TextIO,
     title: str,
