@@ -593,6 +593,7 @@ def _train(args: Args, invocation: str | None, start_steps: int, target: Path | 
              f"{target.name}: {args.num_players} players, seed {args.seed}",
              npz_provenance={"run_dir": str(run_dir)})
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    model.logger.close()  # progress.csv and the TensorBoard events file
     return summary
 
 
