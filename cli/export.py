@@ -14,8 +14,7 @@ import argparse
 from typing import Any, TextIO
 
 from .common import PROG as COMMAND
-from .common import require
-from .train import SB3_NEEDS, _exit_code
+from .train import run_training_module
 
 
 def add_parser(subparsers: Any) -> None:
@@ -28,9 +27,4 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    argv = list(args.extra_args)
-    if not any(a in ("-h", "--help") for a in argv):
-        require(SB3_NEEDS, "train", "uno-mk export (install torch==2.13.0 first)")
-    from uno_mk_env.training import export_model
-
-    return _exit_code(export_model.main, argv, f"{COMMAND} export")
+    return run_training_module("export_model", args.extra_args, f"{COMMAND} export")

@@ -72,6 +72,17 @@ def run_rllib(argv: Sequence[str]) -> int:
     return _exit_code(module.main, list(argv))
 
 
+def run_training_module(name: str, argv: Sequence[str], prog: str) -> int:
+    """``uno_mk_env.training.<name>.main(argv, prog)`` for a subcommand that hands all its
+    arguments to that module (``uno-mk export``, ``uno-mk exploit``): the ``train`` extra is
+    required unless only ``--help`` is asked for."""
+    argv = list(argv)
+    if not any(a in ("-h", "--help") for a in argv):
+        require(SB3_NEEDS, "train", f"{prog} (install torch==2.13.0 first)")
+    module = importlib.import_module(f"uno_mk_env.training.{name}")
+    return _exit_code(module.main, argv, prog)
+
+
 def _exit_code(fn: Any, *a: Any) -> int:
     try:
         return int(fn(*a) or 0)

@@ -261,9 +261,8 @@ def _parse_turn(g: Any, d: Mapping[str, Any]) -> None:
 
 def _parse_scores(g: Any, d: Mapping[str, Any]) -> None:
     n = g.num_players
-    high = max_score(g.rules)
     scores = _list(d.get("scores", [0] * n), "scores", n)
-    g.scores = [_int(x, f"scores[{s}]", 0, high) for s, x in enumerate(scores)]
+    g.scores = [_int(x, f"scores[{s}]", 0, _BIG) for s, x in enumerate(scores)]  # range: below
     winner = d.get("winner")
     g.winner = None if winner is None else _seat(winner, "winner", n)
     round_winner = d.get("round_winner")
@@ -506,11 +505,14 @@ def _check_seats(g: Any) -> None:
 
 
 def _check_scores(g: Any) -> None:
+    """Each score within what a game under the rules can reach (the one home of that bound,
+    for ``from_dict`` and ``from_view``), and the scores against the match state."""
     rules = g.rules
     high = max_score(rules)
     for s, x in enumerate(g.scores):
         if not 0 <= x <= high:
-            raise StateError(f"'scores[{s}]' is {x}; allowed 0-{high} under these rules")
+            shown = x if abs(x) < 10**12 else f"a {len(str(abs(x)))}-digit number"
+            raise StateError(f"'scores[{s}]' is {shown}; allowed 0-{high} under these rules")
     if rules.match == "target_score" and not g.game_over:
         high = [s for s, x in enumerate(g.scores) if x >= rules.target_score]
         if high:
