@@ -3,6 +3,8 @@ observation at every table, and the ``place`` reward."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -90,8 +92,31 @@ def test_place_reward_ranks_the_learner_at_the_end(n, kind):
     (dict(table_sizes="2:x"), "cannot read '2:x'"),
     (dict(reward="rank"), "--reward 'rank': must be win, points, place or win_place"),
     (dict(eval_players="1"), "--eval-players '1': 1 is not 2-10"),
+    (dict(final_eval_games=0), "--final-eval-games 0: must be >= 1"),
+    (dict(eval_games=-3), "--eval-games -3: must be >= 1"),
+    (dict(bc_steps=0), "--bc-steps 0: must be >= 1"),
+    (dict(eval_every=-1), "--eval-every -1: must be >= 0"),
+    (dict(max_minutes=-5.0), "--max-minutes -5.0: must be >= 0"),
+    (dict(self_play_prob=1.5), "--self-play-prob 1.5: must be in [0, 1]"),
+    (dict(gamma=float("nan")), "--gamma nan: must be in [0, 1]"),
+    (dict(learning_rate=0.0), "--learning-rate 0.0: must be > 0"),
+    (dict(clip_range=-0.2), "--clip-range -0.2: must be > 0"),
+    (dict(opponents="greedy,nosuchagent"), "--opponents: agent 'nosuchagent': unknown agent"),
+    (dict(eval_opponents="ismcts:zz"), "--eval-opponents: agent 'ismcts:zz': "),
+    (dict(bc_teacher="ppo:no/such/model.npz"), "--bc-teacher: agent 'ppo:no/such/model.npz': "),
 ])
-def test_bad_table_arguments_are_one_line_errors(bad, message):
-    with pytest.raises(TrainingError, match=message.replace("(", r"\(")) as info:
+def test_bad_arguments_are_one_line_errors(bad, message):
+    """Each is refused by check_args, before anything is created: a zero final evaluation, say,
+    used to be accepted and crash after the whole training had run."""
+    with pytest.raises(TrainingError, match=re.escape(message)) as info:
         check_args(_args(**bad))
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("bad", [dict(final_eval_games=0), dict(eval_opponents="nosuchagent")])
+def test_a_refused_run_creates_nothing(tmp_path, bad):
+    from uno_mk_env.training.train_ppo import train
+
+    with pytest.raises(TrainingError):
+        train(_args(runs_dir=str(tmp_path / "runs"), **bad))
+    assert not (tmp_path / "runs").exists()

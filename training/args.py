@@ -136,3 +136,45 @@ def weighted(text: str, what: str, allowed: Sequence[Any] | None = None,
         raise TrainingError(f"{what} {text!r}: give at least one value with a positive weight")
     total = sum(weights)
     return values, [w / total for w in weights]
+
+
+def check_ranges(args: Any, *, at_least_one: Sequence[str] = (),
+                 non_negative: Sequence[str] = (), unit: Sequence[str] = (),
+                 positive: Sequence[str] = ()) -> None:
+    """Refuses the first field of ``args`` out of its range: a count that must be ``>= 1``
+    (``at_least_one``), a count or budget that must be ``>= 0`` (``non_negative``), a
+    probability or factor in ``[0, 1]`` (``unit``), a rate that must be ``> 0`` (``positive``).
+
+    Raises:
+        TrainingError: naming the option (``--name``), its value and its range (one line).
+    """
+    checks = [(at_least_one, lambda v: v >= 1, "must be >= 1"),
+              (non_negative, lambda v: v >= 0, "must be >= 0"),
+              (unit, lambda v: 0.0 <= v <= 1.0, "must be in [0, 1]"),
+              (positive, lambda v: v > 0, "must be > 0")]
+    for names, ok, allowed in checks:
+        for name in names:
+            value = getattr(args, name)
+            if not ok(value):  # NaN fails every range
+                raise TrainingError(f"--{name.replace('_', '-')} {value!r}: {allowed}")
+
+
+def check_agent_specs(args: Any, names: Sequence[str]) -> None:
+    """Refuses an agent spec of the comma-separated fields ``names`` of ``args`` (opponents,
+    evaluation opponents, a behaviour-cloning teacher) that cannot be built, before anything
+    is created.
+
+    Raises:
+        TrainingError: naming the option, the spec and why (one line).
+    """
+    from uno_mk_env.agents.base import AgentSpecError
+    from uno_mk_env.evaluation.tournament import build_agent
+
+    for name in names:
+        for spec in specs(getattr(args, name)):
+            try:
+                build_agent(spec, seed=0)
+            except (AgentSpecError, ValueError, OSError) as e:
+                message = " ".join(str(e).split())
+                raise TrainingError(f"--{name.replace('_', '-')}: agent {spec!r}: "
+                                    f"{message}") from None

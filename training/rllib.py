@@ -276,7 +276,7 @@ def check_args(args: Args) -> None:
                    f"must be <= --train-batch-size ({args.train_batch_size})")
     if not _args.specs(args.eval_opponents):
         raise _bad("eval_opponents", args.eval_opponents, "needs at least one agent")
-    _check_agent_specs(args)
+    _args.check_agent_specs(args, ("opponents", "eval_opponents", "bc_teacher"))
 
 
 def _bad(name: str, value: Any, allowed: str) -> TrainingError:
@@ -305,37 +305,19 @@ def _check_model_args(args: Args) -> None:
 
 def _check_ranges(args: Args) -> None:
     """Refuses counts and probabilities out of their ranges."""
-    for name in ("max_steps", "total_timesteps", "train_batch_size", "minibatch_size",
-                 "num_epochs", "eval_games", "final_eval_games", "eval_workers",
-                 "envs_per_runner", "bc_steps", "bc_epochs"):
-        if getattr(args, name) < 1:
-            raise _bad(name, getattr(args, name), "must be >= 1")
-    for name in ("league_size", "snapshot_every", "eval_every", "checkpoint_every",
-                 "num_learners", "num_cpus"):
-        if getattr(args, name) < 0:
-            raise _bad(name, getattr(args, name), "must be >= 0")
+    _args.check_ranges(
+        args,
+        at_least_one=("max_steps", "total_timesteps", "train_batch_size", "minibatch_size",
+                      "num_epochs", "eval_games", "final_eval_games", "eval_workers",
+                      "envs_per_runner", "bc_steps", "bc_epochs"),
+        non_negative=("league_size", "snapshot_every", "eval_every", "checkpoint_every",
+                      "num_learners", "num_cpus"),
+        unit=("league_prob", "opponent_prob", "gamma", "gae_lambda"))
     if args.num_env_runners < -1:
         raise _bad("num_env_runners", args.num_env_runners, "must be >= 0, or -1 for automatic")
-    for name in ("league_prob", "opponent_prob", "gamma", "gae_lambda"):
-        if not 0.0 <= getattr(args, name) <= 1.0:
-            raise _bad(name, getattr(args, name), "must be in [0, 1]")
     if args.league_prob + args.opponent_prob > 1.0:
         raise TrainingError(f"--league-prob {args.league_prob} + --opponent-prob "
                             f"{args.opponent_prob} exceed 1")
-
-
-def _check_agent_specs(args: Args) -> None:
-    """Refuses an agent of ``--opponents``, ``--eval-opponents`` or ``--bc-teacher`` that
-    cannot be built."""
-    from uno_mk_env.agents.base import AgentSpecError
-    from uno_mk_env.evaluation.tournament import build_agent
-
-    for spec in [*_args.specs(args.opponents), *_args.specs(args.eval_opponents),
-                 *_args.specs(args.bc_teacher)]:
-        try:
-            build_agent(spec, seed=0)
-        except (AgentSpecError, ValueError, FileNotFoundError) as e:
-            raise TrainingError(f"agent {spec!r}: {e}") from None
 
 
 # -------------------------------------------------------------------------- league mapping

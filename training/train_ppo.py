@@ -309,9 +309,15 @@ def check_args(args: Args) -> None:
     if not MIN_PLAYERS <= args.num_players <= MAX_PLAYERS:
         raise TrainingError(f"--num-players {args.num_players}: must be {MIN_PLAYERS}-"
                             f"{MAX_PLAYERS}")
-    for name in ("n_envs", "n_steps", "total_timesteps", "batch_size", "n_epochs"):
-        if getattr(args, name) < 1:
-            raise TrainingError(f"--{name.replace('_', '-')} {getattr(args, name)}: must be >= 1")
+    _args.check_ranges(
+        args,
+        at_least_one=("torch_threads", "max_steps", "n_envs", "n_steps", "total_timesteps",
+                      "batch_size", "n_epochs", "max_snapshots", "bc_steps", "bc_epochs",
+                      "eval_games", "final_eval_games"),
+        non_negative=("snapshot_every", "eval_every", "checkpoint_every", "max_minutes",
+                      "ent_coef", "vf_coef", "target_kl"),
+        unit=("self_play_prob", "gamma", "gae_lambda", "bc_smoothing"),
+        positive=("learning_rate", "clip_range", "max_grad_norm", "bc_lr"))
     if args.activation not in ("tanh", "relu"):
         raise TrainingError(f"--activation {args.activation!r}: must be tanh or relu")
     if args.reward not in ("win", "points", "place", "win_place"):
@@ -329,6 +335,7 @@ def check_args(args: Args) -> None:
                                 f"{MIN_PLAYERS}-{MAX_PLAYERS}")
     if not specs(args.eval_opponents):
         raise TrainingError("--eval-opponents is empty: give at least one agent spec")
+    _args.check_agent_specs(args, ("opponents", "eval_opponents", "bc_teacher"))
 
 
 def whole_rollouts(args: Args, start: int) -> Args:
