@@ -5,6 +5,7 @@
     uno-mk evaluate ppo:models/ppo_2p.npz --workers 2
     uno-mk evaluate my_agent_spec --players 2 --games 2000 --out results/card
     uno-mk evaluate oracle --opponents strategic --allow-cheating
+    uno-mk evaluate ppo:models/ppo_2p.npz --players 2 --opponents strategic --preset strict
 
 The protocol (:mod:`uno_mk_env.evaluation.protocol`, docs/evaluation.md): the agent against a
 fixed suite of opponents at 2 and 4 players on fixed, published deals (duplicate deals with
@@ -26,7 +27,7 @@ from uno_mk_env.agents.base import AgentSpecError
 from uno_mk_env.evaluation import protocol
 from uno_mk_env.evaluation.tournament import check_output_dir
 
-from .common import CLIError, require, specs
+from .common import CLIError, add_rule_args, require, rules_from_args, specs
 from .tournament import progress_wanted
 
 EXTRA = "eval"
@@ -58,6 +59,9 @@ def add_parser(subparsers: Any) -> None:
     e.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bars (default: when stderr is a terminal and tqdm is "
                         "installed)")
+    add_rule_args(e)
+    e.epilog = ("--preset / --rule play every line under other rules than the default: a "
+                "deviation from the protocol, recorded in the card")
 
 
 def _name(spec: str) -> str:
@@ -75,6 +79,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             raise CLIError(f"bad player count {n}: the protocol has seeds for "
                            f"{min(protocol.SEEDS)} to {max(protocol.SEEDS)} players")
     opponents = specs(args.opponents, "--opponents") if args.opponents else None
+    rules = rules_from_args(args.preset, args.rule, args.rounds_to_500)
+    if "num_players" in rules:
+        raise CLIError("--rule num_players: the player counts are --players")
     require(("scipy",), EXTRA, "uno-mk evaluate")
     lines = protocol.plan(args.players, args.games, opponents)
     try:  # a bad or cheating agent is refused before the output place is made
@@ -97,7 +104,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         card = protocol.evaluate(
             args.agent, args.players, args.games, opponents, workers=args.workers,
             allow_cheating=args.allow_cheating, out_dir=out_dir, command=command,
-            on_line=report, progress=progress_wanted(args.progress),
+            on_line=report, progress=progress_wanted(args.progress), rules=rules,
         )
     except AgentSpecError as e:
         raise CLIError(str(e)) from None
@@ -121,4 +128,10 @@ def _argv(args: argparse.Namespace) -> list[str]:
         argv += ["--workers", str(args.workers)]
     if args.allow_cheating:
         argv.append("--allow-cheating")
+    if args.preset is not None:
+        argv += ["--preset", args.preset]
+    for item in args.rule:
+        argv += ["--rule", item]
+    if args.rounds_to_500:
+        argv.append("--rounds-to-500")
     return argv

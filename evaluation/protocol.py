@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from uno_mk_env import Rules
+from uno_mk_env import Rules, RulesError
 from uno_mk_env import __version__ as PACKAGE_VERSION
 from uno_mk_env.agents.base import AgentSpecError, build_agent
 
@@ -237,13 +237,14 @@ def plan(
 
 def run_line(
     agent: str, line: Line, workers: int = 1, allow_cheating: bool = False,
-    progress: bool = False,
+    progress: bool = False, rules: Mapping[str, Any] | None = None,
 ) -> TournamentResult:
     """Plays one line: ``agent`` (entrant 0) against ``num_players - 1`` copies of the
-    opponent."""
+    opponent (``rules``: rule options instead of the default rules, a deviation)."""
     specs = [resolve_spec(agent)] + [resolve_spec(line.opponent)] * (line.num_players - 1)
     return run_tournament(
-        specs, line.num_players, line.games, seed=line.seed, rules=None, duplicate=True,
+        specs, line.num_players, line.games, seed=line.seed, rules=rules or None,
+        duplicate=True,
         workers=workers, progress=progress, max_steps=DEFAULT_MAX_STEPS,
         allow_cheating=allow_cheating,
     )
@@ -276,8 +277,13 @@ def evaluate(
     command: str | None = None,
     on_line: Callable[[Line, dict[str, Any]], None] | None = None,
     progress: bool = False,
+    rules: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Runs the protocol for ``agent`` and returns its card (a JSON-safe dict).
+
+    ``rules``: rule options (:class:`~uno_mk_env.Rules` fields, ``num_players`` excepted)
+    instead of the default rules; a deviation from the protocol, recorded in the card with
+    the rules every line played.
 
     With ``out_dir`` the card (:data:`CARD_JSON`, :data:`CARD_MD`) and every line's full
     tournament result with its game records (``games/<line>.json``) are written there;
@@ -287,16 +293,23 @@ def evaluate(
     Raises:
         AgentSpecError: a spec cannot be built, or the agent cheats without ``allow_cheating``.
         ValueError: a player count without protocol seeds, or ``games < 1``.
+        RulesError: a rule option that does not exist or a bad value (naming it).
     """
     if not isinstance(games, int) or isinstance(games, bool) or games < 1:
         raise ValueError(f"games must be an int ≥ 1, got {games!r}")
+    rules = dict(rules or {})
+    if "num_players" in rules:
+        raise RulesError("rules: num_players is set by each line's player count, not a rule "
+                         "option of an evaluation")
+    for n in player_counts:
+        Rules(num_players=n, **rules)  # every line's rules exist, before anything is played
     lines = plan(player_counts, games, opponents)
     cheats = check_cheating(agent, [line.opponent for line in lines], allow_cheating)
     out = Path(out_dir) if out_dir is not None else None
-    card = _card_header(agent, player_counts, games, opponents, workers, cheats, command)
+    card = _card_header(agent, player_counts, games, opponents, workers, cheats, command, rules)
     start = time.perf_counter()
     for line in lines:
-        result = run_line(agent, line, workers, allow_cheating, progress)
+        result = run_line(agent, line, workers, allow_cheating, progress, rules)
         metrics = line_metrics(result.records)
         card["lines"].append(_line_entry(line, metrics))
         if out is not None:
@@ -313,9 +326,11 @@ def evaluate(
 
 def _card_header(
     agent: str, player_counts: Sequence[int], games: int, opponents: Sequence[str] | None,
-    workers: int, cheats: bool, command: str | None,
+    workers: int, cheats: bool, command: str | None, rules: Mapping[str, Any],
 ) -> dict[str, Any]:
     deviations = []
+    if rules:
+        deviations.append(f"rules {rules_text(rules)} instead of the default rules")
     if games != DEFAULT_GAMES:
         deviations.append(f"{games} games per line instead of {DEFAULT_GAMES}")
     if opponents is not None:
@@ -339,7 +354,8 @@ def _card_header(
         "python": platform.python_version(),
         "numpy": np.__version__,
         "command": command,
-        "rules": {str(n): Rules(num_players=n).to_dict() for n in player_counts},
+        "rules": {str(n): Rules(num_players=n, **rules).to_dict() for n in player_counts},
+        "rule_options": dict(rules),
         "seeds": {
             str(n): {"root_seed": SEEDS[n], "deals": len(ds := deal_seeds(n, games)),
                      "first_deal_seeds": ds[:3], "deal_seeds_sha256": _sha256(ds)}
@@ -347,6 +363,18 @@ def _card_header(
         },
         "lines": [],
     }
+
+
+def rules_text(rules: Mapping[str, Any]) -> str:
+    """``{"w4_strict": True, "uno": "off"}`` -> ``"w4_strict=True, uno=off"``."""
+    return ", ".join(f"{k}={v}" for k, v in rules.items())
+
+
+def _rules_phrase(rules: Mapping[str, Any]) -> str:
+    if not rules:
+        return "default rules, one round per game"
+    rounds = "" if rules.get("match") == "target_score" else ", one round per game"
+    return f"rules {rules_text(rules)}{rounds}"
 
 
 def _line_entry(line: Line, metrics: Mapping[str, Any]) -> dict[str, Any]:
@@ -399,7 +427,8 @@ def card_markdown(card: Mapping[str, Any]) -> str:
         f"{card['numpy']})",
         f"- games per line: {p['games_per_line']:,} (lines against "
         f"{', '.join(p['search_opponents'])}: at most {p['search_line_games']:,}); duplicate "
-        "deals with seat rotation; default rules, one round per game",
+        "deals with seat rotation; "
+        + _rules_phrase(card.get("rule_options") or {}),
         "- seeds: " + "; ".join(
             f"{n} players: root {s['root_seed']}, {s['deals']:,} deals (SHA-256 of the deal "
             f"seeds {s['deal_seeds_sha256'][:16]}…)" for n, s in card["seeds"].items()),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from uno_mk_env import Rules
+from uno_mk_env import Rules, RulesError
 from uno_mk_env import __version__ as PACKAGE_VERSION
 from uno_mk_env.agents.base import AgentSpecError
 from uno_mk_env.cli.app import main
@@ -238,8 +238,38 @@ def test_cli_writes_the_card_and_prints_each_line(tmp_path: Path, capsys) -> Non
     (["--players", "11"], "bad player count 11"),
     (["--games", "0"], "--games must be at least 1"),
     (["--opponents", " , "], "--opponents needs at least one agent"),
+    (["--preset", "nope"], "unknown preset 'nope'"),
+    (["--rule", "nope=1"], "unknown rule option 'nope'"),
+    (["--rule", "num_players=3"], "--rule num_players: the player counts are --players"),
+    (["--rule", "w4_strict=maybe"], "w4_strict"),
 ])
 def test_cli_bad_arguments_are_one_line_errors(argv, message, tmp_path: Path, capsys) -> None:
     code = main(["evaluate", "greedy", "--out", str(tmp_path / "x"), *argv])
     err = capsys.readouterr().err
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_other_rules_are_a_recorded_deviation_that_the_games_play(tmp_path: Path) -> None:
+    """``--preset`` / ``--rule``: every line plays those rules (its game records say so), the
+    card records them, names the deviation and the command that reproduces it."""
+    out_dir = tmp_path / "strict"
+    assert main(["evaluate", "greedy", "--players", "2", "4", "--games", "8", "--opponents",
+                 "strategic", "--preset", "strict", "--rule", "uno_penalty=4",
+                 "--out", str(out_dir)]) == 0
+    card = json.loads((out_dir / protocol.CARD_JSON).read_text())
+    options = {"w4_strict": True, "uno": "off", "uno_penalty": 4}
+    assert card["rule_options"] == options
+    assert card["command"].endswith("--preset strict --rule uno_penalty=4")
+    assert "rules w4_strict=True, uno=off, uno_penalty=4 instead of the default rules" in (
+        card["protocol"]["deviations"])
+    for n in (2, 4):
+        assert card["rules"][str(n)] == Rules(num_players=n, **options).to_dict()
+        games = json.loads((out_dir / "games" / f"{n}p_vs_strategic.json").read_text())
+        assert games["config"]["rules"] == Rules(num_players=n, **options).to_dict()
+    assert "rules w4_strict=True, uno=off, uno_penalty=4, one round per game" in (
+        out_dir / protocol.CARD_MD).read_text()
+    default = _quick(player_counts=(2,), opponents=["strategic"])
+    assert default["rule_options"] == {} and not any(
+        "rules" in d for d in default["protocol"]["deviations"])
+    with pytest.raises(RulesError, match="num_players"):
+        _quick(rules={"num_players": 3})
