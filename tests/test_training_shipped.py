@@ -23,7 +23,7 @@ MODELS = [p for p in ALL_MODELS if json.loads(p.read_text()).get("backend", "sb3
 RLLIB_MODELS = [p for p in ALL_MODELS if json.loads(p.read_text()).get("backend") == "rllib"]
 #: Shipped before this provenance existed: no commit, a wall-clock stop; ``ppo_4p.json``'s
 #: top-level ``args`` are defaults that did not run. Each passes once retrained (strict xfail).
-LEGACY_PROVENANCE = {"ppo_2p", "ppo_4p"}
+LEGACY_PROVENANCE = {"ppo_4p"}
 LEGACY_CONFIG = {"ppo_4p"}
 
 
