@@ -181,3 +181,22 @@ def test_export_selects_among_candidates_on_other_deals_than_it_reports(tmp_path
     curve = read_eval_csv(out.with_name("m_curve.csv"))
     assert [r["kind"] for r in curve if r["timesteps"] == info["timesteps"]][-1] == (
         "shipped_eval")
+
+
+def test_the_checkpoint_of_the_last_step_ships_with_the_runs_final_evaluation(tmp_path):
+    """The checkpoint saved at the run's last step is its final model: shipped, its curve keeps
+    the run's end-of-run evaluation (it used to be kept for ``final.zip`` only); an earlier
+    checkpoint's curve stops at its step and has none."""
+    from uno_mk_env.training.export_model import main as export_main
+
+    summary = train(tiny(tmp_path))
+    run = Path(summary["run_dir"])
+    common = ["--games", "4", "--seed", "5", "--opponents", "greedy", "--workers", "1"]
+    for step, final in ((512, True), (256, False)):
+        out = tmp_path / f"m{step}.zip"
+        assert export_main([str(run / "checkpoints" / f"ppo_{step}_steps.zip"), str(out),
+                            *common]) == 0
+        curve = read_eval_csv(out.with_name(f"m{step}_curve.csv"))
+        assert max(r["timesteps"] for r in curve) == step
+        kinds = [r["kind"] for r in curve if r["timesteps"] == step]
+        assert ("final_eval" in kinds) is final and kinds[-1] == "shipped_eval"

@@ -128,15 +128,18 @@ def export(checkpoints: Sequence[str], out: str, games: Sequence[int], seed: int
     evaluation = {"command": command, "seed": seed, "duplicate_deals": True,
                   "confidence": "95% Wilson interval", "results": results}
 
+    summary = read_json(run_dir / "summary.json") or {}
+    # the run's final model: final.zip, or the checkpoint of the run's last step (the same
+    # weights, saved after the last update)
+    is_final = source.name == "final.zip" or steps == summary.get("timesteps")
     curve = []
     if (run_dir / "eval.csv").is_file():
         rows = read_eval_csv(run_dir / "eval.csv", run_players)
         curve = [r for r in rows if r["timesteps"] <= steps and r["kind"] == "eval"]
-        if source.name == "final.zip":
+        if is_final:
             curve += [r for r in rows if r["timesteps"] == steps and r["kind"] == "final_eval"]
     curve += [{**r, "timesteps": steps, "kind": "shipped_eval", "wall_s": 0.0} for r in results
               if r["games"] == max(games)]
-    summary = read_json(run_dir / "summary.json") or {}
     info = {
         "checkpoint": str(source),
         "complete": summary.get("complete", False),
