@@ -21,8 +21,9 @@ ALL_MODELS = sorted((REPO / "models").glob("*.json"))
 #: The stable-baselines3 checkpoints (``.zip`` + ``.npz``); the RLlib ones ship a ``.npz`` only.
 MODELS = [p for p in ALL_MODELS if json.loads(p.read_text()).get("backend", "sb3") == "sb3"]
 RLLIB_MODELS = [p for p in ALL_MODELS if json.loads(p.read_text()).get("backend") == "rllib"]
-#: Shipped before this provenance existed: no commit, a wall-clock stop; ``ppo_4p.json``'s
-#: top-level ``args`` are defaults that did not run. Each passes once retrained (strict xfail).
+#: Shipped before this provenance existed (package 0.3.0): no commit, a wall-clock stop, and
+#: top-level ``args`` that are defaults that did not run. It passes once retrained (strict
+#: xfail); a reproducible retrain of its recipe was weaker (models/README.md), so it stays.
 LEGACY_PROVENANCE = {"ppo_4p"}
 LEGACY_CONFIG = {"ppo_4p"}
 
