@@ -86,6 +86,31 @@ def test_place_reward_ranks_the_learner_at_the_end(n, kind):
     assert len(seen) >= 2
 
 
+@pytest.mark.parametrize("weight, paid", [
+    (0.25, {1.0, -0.167, -0.333, -0.5}), (0.0, {1.0, -0.333}), (1.0, {1.0, 0.333, -0.333, -1.0}),
+])
+def test_place_weight_blends_win_and_place(weight, paid):
+    """--place-weight w pays (1 - w) x win + w x place: at four players each place gets its own
+    reward, w = 0 is the win reward and w = 1 the place reward."""
+    from uno_mk_env.agents import make_agent
+    from uno_mk_env.agents.base import agent_action
+
+    env = make_training_env(_args(num_players=4, reward="win_place", place_weight=weight,
+                                  opponents="greedy"), rank=0)
+    learner = make_agent("greedy", seed=0)
+    env.reset(seed=5)
+    seen = set()
+    for _ in range(60):
+        done = False
+        while not done:
+            _, got, terminated, truncated, _ = env.step(agent_action(learner, env.game))
+            done = terminated or truncated
+        if terminated:
+            seen.add(round(got, 3))
+        env.reset()
+    assert seen == paid
+
+
 @pytest.mark.parametrize("bad, message", [
     (dict(table_sizes="2,11"), "--table-sizes '2,11': 11 is not one of"),
     (dict(rule_presets="default,nope"), "'nope' is not one of"),
@@ -98,6 +123,8 @@ def test_place_reward_ranks_the_learner_at_the_end(n, kind):
     (dict(eval_every=-1), "--eval-every -1: must be >= 0"),
     (dict(max_minutes=-5.0), "--max-minutes -5.0: must be >= 0"),
     (dict(self_play_prob=1.5), "--self-play-prob 1.5: must be in [0, 1]"),
+    (dict(reward="win_place", place_weight=1.5), "--place-weight 1.5: must be in [0, 1]"),
+    (dict(place_weight=0.25), "--place-weight 0.25: only --reward win_place uses it"),
     (dict(gamma=float("nan")), "--gamma nan: must be in [0, 1]"),
     (dict(learning_rate=0.0), "--learning-rate 0.0: must be > 0"),
     (dict(clip_range=-0.2), "--clip-range -0.2: must be > 0"),

@@ -44,8 +44,10 @@ class TrainingEnv(gymnasium.Env):
             for first place down to -1 for last, places as tournaments rank them,
             :func:`uno_mk_env.evaluation.tournament.places`; a truncated game gets 0). At two
             players it is the win reward; at more it also values second over last place.
-            ``"win_place"``: the mean of the two at the end of the game (at four players +1,
-            0, -1/3, -2/3 from first to last place).
+            ``"win_place"``: ``(1 - place_weight) * win + place_weight * place`` at the end of
+            the game (with the default 0.5, their mean: at four players +1, 0, -1/3, -2/3 from
+            first to last place).
+        place_weight: the weight of the place reward in ``"win_place"`` (0-1).
         max_steps: as :class:`~uno_mk_env.gym_env.UnoMarioKartGymEnv`.
         critic_state: append the game's perfect-information
             :func:`~uno_mk_env.observation.encode_state` to the observation (the input of an
@@ -65,12 +67,14 @@ class TrainingEnv(gymnasium.Env):
         reward: str = "win",
         max_steps: int | None = 2000,
         critic_state: bool = False,
+        place_weight: float = 0.5,
     ) -> None:
         self.tables = list(tables)
         self.weights = np.asarray(weights, dtype=float)
         self.make_pools = make_pools
         self.league = league
         self.reward = reward
+        self.place_weight = place_weight
         self.max_steps = max_steps
         self.critic_state = critic_state
         self.rules = [Rules(num_players=n, **PRESETS[p]) for n, p in self.tables]
@@ -152,7 +156,8 @@ class TrainingEnv(gymnasium.Env):
         by_place = 1.0 - 2.0 * (place[self.env.seat] - 1) / (n - 1)
         if self.reward == "place":
             return by_place
-        return 0.5 * (by_place + win_reward(n, game.winner, self.env.seat))
+        w = self.place_weight
+        return w * by_place + (1.0 - w) * win_reward(n, game.winner, self.env.seat)
 
 
 def make_training_env(args: Any, rank: int) -> TrainingEnv:
@@ -180,7 +185,8 @@ def make_training_env(args: Any, rank: int) -> TrainingEnv:
                 for seat in range(n - 1)]
 
     return TrainingEnv(tables, weights, make_pools, league, reward=args.reward,
-                       max_steps=args.max_steps, critic_state=args.critic_state)
+                       max_steps=args.max_steps, critic_state=args.critic_state,
+                       place_weight=args.place_weight)
 
 
 def table_sizes(args: Any) -> tuple[list[int], list[float]]:

@@ -99,7 +99,10 @@ class Args:
     reward: str = "win"
     """reward of the learner: "win" (+1 / -1/(N-1)), "points" (hand points / 100), "place"
     (+1 for first place down to -1 for last, linear; the same as "win" at 2 players) or
-    "win_place" (the mean of "win" and "place")"""
+    "win_place" ((1 - w) x "win" + w x "place", w = --place-weight)"""
+    place_weight: float = 0.5
+    """with --reward win_place: the weight w of the place reward (0.5: the mean of the two; at
+    four players 0.25 pays +1, -1/6, -1/3, -1/2 from first to last place)"""
     max_steps: int = 2000
     """decisions per episode (all seats) before truncation"""
     n_envs: int = 2
@@ -210,6 +213,7 @@ class Args:
 #: its PPO hyperparameters and how it was started (behaviour cloning does not run on resume).
 RESUME_MAY_CHANGE = frozenset({
     "exp_name", "seed", "torch_threads", "num_players", "table_sizes", "rule_presets", "reward",
+    "place_weight",
     "max_steps", "n_envs", "vec_env", "opponents", "opponent_weights", "self_play_prob",
     "snapshot_every", "max_snapshots", "snapshot_deterministic", "total_timesteps",
     "eval_every", "eval_games", "final_eval_games", "eval_opponents", "eval_players",
@@ -316,13 +320,16 @@ def check_args(args: Args) -> None:
                       "eval_games", "final_eval_games"),
         non_negative=("snapshot_every", "eval_every", "checkpoint_every", "max_minutes",
                       "ent_coef", "vf_coef", "target_kl"),
-        unit=("self_play_prob", "gamma", "gae_lambda", "bc_smoothing"),
+        unit=("self_play_prob", "gamma", "gae_lambda", "bc_smoothing", "place_weight"),
         positive=("learning_rate", "clip_range", "max_grad_norm", "bc_lr"))
     if args.activation not in ("tanh", "relu"):
         raise TrainingError(f"--activation {args.activation!r}: must be tanh or relu")
     if args.reward not in ("win", "points", "place", "win_place"):
         raise TrainingError(f"--reward {args.reward!r}: must be win, points, place or "
                             "win_place")
+    if args.reward != "win_place" and args.place_weight != Args.place_weight:
+        raise TrainingError(f"--place-weight {args.place_weight}: only --reward win_place uses "
+                            f"it (the reward is {args.reward!r})")
     if args.vec_env not in ("auto", "dummy", "subproc"):
         raise TrainingError(f"--vec-env {args.vec_env!r}: must be auto, dummy or subproc")
     table_sizes(args)
