@@ -156,7 +156,27 @@ def test_a_shipped_model_records_its_resume_chain_and_full_curve(tmp_path):
         (768, "final_eval")]  # only the final evaluation of the shipped model's own run
 
 
-def test_export_selects_among_candidates_on_other_deals_than_it_reports(tmp_path, capsys):
+def test_every_axis_score_is_the_weakest_margin() -> None:
+    """A learner that wins more than its fair share but places worse scores below one that is a
+    little better on every axis, and a learner better on every axis scores above zero."""
+    from uno_mk_env.training.curves import every_axis_score, selection_score
+
+    def row(win, place, others, ahead):
+        return {"opponent": "strategic", "players": 4, "win_rate": win, "mean_place": place,
+                "opponent_mean_places": others, "ahead_of_each": ahead}
+
+    winner = row(0.275, 2.53, [2.49, 2.49, 2.49], [0.49, 0.48, 0.49])
+    balanced = row(0.254, 2.40, [2.53, 2.53, 2.54], [0.53, 0.54, 0.53])
+    assert selection_score([winner], "strategic") > selection_score([balanced], "strategic")
+    assert every_axis_score([balanced], "strategic") > 0 > every_axis_score([winner], "strategic")
+    assert every_axis_score([winner], "strategic") == pytest.approx(2 * 0.48 - 1)
+    assert every_axis_score([balanced], "strategic") == pytest.approx(4 * 0.254 - 1)
+    assert every_axis_score([row(0.6, 1.4, [1.6], [0.6]) | {"players": 2}], "strategic") == (
+        pytest.approx(1 - 1.4 / 1.6))
+
+
+@pytest.mark.parametrize("by", ["win", "every_axis"])
+def test_export_selects_among_candidates_on_other_deals_than_it_reports(tmp_path, capsys, by):
     from uno_mk_env.training.export_model import main as export_main
 
     summary = train(tiny(tmp_path))
@@ -169,9 +189,11 @@ def test_export_selects_among_candidates_on_other_deals_than_it_reports(tmp_path
         export_main([*candidates, str(out), *common, "--select-seed", "5"])
     assert "--select-seed 5 is the reporting --seed" in capsys.readouterr().err
     assert not out.exists()
-    assert export_main([*candidates, str(out), *common, "--select-seed", "6"]) == 0
+    assert export_main([*candidates, str(out), *common, "--select-seed", "6",
+                        "--select-by", by]) == 0
     info = json.loads(out.with_suffix(".json").read_text())
     selection = info["selection"]
+    assert selection["by"] == by
     assert [c["checkpoint"] for c in selection["candidates"]] == candidates
     assert selection["seed"] == 6 and info["evaluation"]["seed"] == 5
     assert info["checkpoint"] == selection["chosen"] in candidates

@@ -88,6 +88,29 @@ def selection_score(rows: Sequence[dict[str, Any]], opponent: str) -> float:
     return sum(r["win_rate"] * r["players"] for r in mine) / max(len(mine), 1)
 
 
+def every_axis_score(rows: Sequence[dict[str, Any]], opponent: str) -> float:
+    """How a checkpoint ranks when it must beat ``opponent`` on every axis at once: the
+    smallest, over table sizes and axes, of its relative margin on that axis — win rate over the
+    fair share (``win_rate x players - 1``), mean place against the copies' mean
+    (``1 - mean_place / copies' mean place``) and the share of games ahead of the copy it beats
+    least often over an even split (``2 x min(ahead_of_each) - 1``). Positive: better than
+    ``opponent`` on every axis; at two players every axis is the win rate's."""
+    mine = [r for r in rows if r["opponent"] == opponent]
+    if not mine:
+        return 0.0
+    margins = []
+    for r in mine:
+        others = r["opponent_mean_places"]
+        margins += [r["win_rate"] * r["players"] - 1.0,
+                    1.0 - r["mean_place"] / (sum(others) / len(others)),
+                    2.0 * min(r["ahead_of_each"]) - 1.0]
+    return min(margins)
+
+
+#: How :mod:`~uno_mk_env.training.export_model` may rank candidate checkpoints.
+SELECTION_SCORES = {"win": selection_score, "every_axis": every_axis_score}
+
+
 def plot_curve(rows: Sequence[dict[str, Any]], num_players: int, path: Path, title: str) -> None:
     """Eval win rate (95 % CI band) per opponent and table size over training steps, with the
     fair share of each table size, as a PNG; final evaluations are stars."""

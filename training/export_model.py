@@ -9,8 +9,11 @@ evaluation.
         runs/<run>/final.zip models/ppo_4p.zip --select-games 4000 --select-seed 777
 
 Given several checkpoints, each is first evaluated on ``--select-seed`` (``--select-games``
-against ``--select-opponent`` at each of ``--select-players``; score: the mean over table
-sizes of win rate x players) and the best one is shipped; the reporting ``--seed`` must differ,
+against ``--select-opponent`` at each of ``--select-players``) and the best one is shipped, by
+``--select-by``: ``win`` (the mean over table sizes of win rate x players,
+:func:`~uno_mk_env.training.curves.selection_score`) or ``every_axis`` (the weakest of its
+margins in win rate, mean place and the share ahead of each copy,
+:func:`~uno_mk_env.training.curves.every_axis_score`); the reporting ``--seed`` must differ,
 so the reported figures are not those it was chosen on. Writes ``OUT`` (the model with its
 optimizer state stripped, as ``train_ppo --save-path`` does,
 :func:`uno_mk_env.training.provenance.ship`) and, next to it:
@@ -40,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from .args import TrainingError, ints, specs
-from .curves import evaluate, read_eval_csv, selection_score
+from .curves import SELECTION_SCORES, evaluate, read_eval_csv
 from .provenance import ship, shipped_paths, source_commit, versions, zip_target
 from .resume import config_chain, read_json, run_dir_of
 
@@ -59,20 +62,23 @@ def _rounded(r: dict[str, Any]) -> dict[str, Any]:
 
 
 def select(candidates: Sequence[Path], opponent: str, players: Sequence[int], games: int,
-           seed: int, workers: int) -> dict[str, Any]:
-    """Evaluates every candidate checkpoint on ``seed`` and names the best (the highest
-    :func:`~uno_mk_env.training.curves.selection_score`; the earliest on a tie)."""
+           seed: int, workers: int, by: str = "win") -> dict[str, Any]:
+    """Evaluates every candidate checkpoint on ``seed`` and names the best (the highest score
+    of :data:`~uno_mk_env.training.curves.SELECTION_SCORES` ``[by]``; the earliest on a tie)."""
     from uno_mk_env.agents.ppo import sb3_data
 
     rows = []
     for path in candidates:
         results = [evaluate(str(path), opponent, n, games, seed, workers) for n in players]
-        score = selection_score(results, opponent)
+        score = SELECTION_SCORES[by](results, opponent)
         rows.append({"checkpoint": str(path), "timesteps": sb3_data(path).get("num_timesteps"),
                      "score": round(score, 4), "results": [_rounded(r) for r in results]})
         print(f"selection: {path}: {rows[-1]['results']}", flush=True)
     best = max(range(len(rows)), key=lambda i: (rows[i]["score"], -i))
-    return {"method": f"best mean over tables of win rate x players against {opponent}",
+    method = {"win": "best mean over tables of win rate x players",
+              "every_axis": "best weakest margin over win rate, mean place and the share ahead "
+                            "of each copy"}[by]
+    return {"method": f"{method} against {opponent}", "by": by,
             "opponent": opponent, "players": list(players), "games": games, "seed": seed,
             "duplicate_deals": True, "candidates": rows, "chosen": rows[best]["checkpoint"]}
 
@@ -81,7 +87,7 @@ def export(checkpoints: Sequence[str], out: str, games: Sequence[int], seed: int
            opponents: Sequence[str], workers: int, players: Sequence[int] = (),
            select_games: int = 4000, select_seed: int = 777, select_opponent: str = "strategic",
            select_players: Sequence[int] = (), argv: Sequence[str] | None = None,
-           ) -> dict[str, Any]:
+           select_by: str = "win") -> dict[str, Any]:
     """Writes the model file, its JSON and curve (see the module docstring); returns the JSON.
 
     Raises:
@@ -108,7 +114,7 @@ def export(checkpoints: Sequence[str], out: str, games: Sequence[int], seed: int
             raise TrainingError(f"--select-seed {select_seed} is the reporting --seed: choose "
                                 "the checkpoint on other deals than the ones you report")
         selection = select(sources, select_opponent, list(select_players) or players,
-                           select_games, select_seed, workers)
+                           select_games, select_seed, workers, select_by)
     source = Path(selection.get("chosen", sources[0]))
     run_dir = run_dir_of(source)
     chain = config_chain(run_dir)
@@ -184,6 +190,9 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
                         help="the agent the selection is against")
     parser.add_argument("--select-players", default="",
                         help="table sizes of the selection (default: --players)")
+    parser.add_argument("--select-by", choices=sorted(SELECTION_SCORES), default="win",
+                        help="win: the best win rate; every_axis: the best weakest margin over "
+                             "win rate, mean place and the share ahead of each copy")
     parser.add_argument("--workers", type=int, default=2, help="tournament processes")
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
@@ -195,7 +204,7 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     try:
         export(args.checkpoints, args.out, args.games, args.seed, specs(args.opponents),
                args.workers, ints(args.players), args.select_games, args.select_seed,
-               args.select_opponent, ints(args.select_players), argv)
+               args.select_opponent, ints(args.select_players), argv, args.select_by)
     except (OutputPathError, TrainingError, FileNotFoundError) as e:
         parser.error(str(e))
     return 0
