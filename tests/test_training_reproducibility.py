@@ -5,6 +5,7 @@ only ever a checkpoint evaluated after training started."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import shlex
@@ -149,6 +150,9 @@ def test_a_shipped_model_records_its_resume_chain_and_full_curve(tmp_path):
     assert info["args"]["resume"].endswith("final.zip") and info["args"]["seed"] == 5
     assert [c["run_dir"] for c in info["resumed_from"]] == [first["run_dir"]]
     assert info["resumed_from"][0]["args"]["seed"] == 3
+    source = Path(first["run_dir"]) / "final.zip"
+    assert info["resume_sha256"] == hashlib.sha256(source.read_bytes()).hexdigest()
+    assert info["resumed_from"][0]["resume_sha256"] is None
     assert {"commit", "dirty"} <= set(info["git"]) & set(info["resumed_from"][0]["git"])
     curve = read_eval_csv(tmp_path / "models" / "m_curve.csv")
     assert [r["timesteps"] for r in curve if r["kind"] == "eval"] == [0, 256, 512, 768]

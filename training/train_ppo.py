@@ -24,7 +24,7 @@ command on the same commit gives bit-identical weights (one env process, ``--tor
 ``--max-minutes`` is only a safety net: a run it stops is marked incomplete (``"complete":
 false``). ``config.json`` records the arguments as they ran (those a resume inherits included),
 the command that reproduces them, the git commit (and whether the tree was dirty), the
-versions and the seeds.
+versions, the seeds and, on ``--resume``, the SHA-256 of the checkpoint it started from.
 
 Every ``--eval-every`` steps the policy plays a duplicate-deal tournament
 (:func:`uno_mk_env.training.curves.evaluate`) against each agent of ``--eval-opponents`` at
@@ -54,6 +54,7 @@ resume only from files you trust.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import math
 import os
@@ -542,6 +543,10 @@ def _train(args: Args, invocation: str | None, start_steps: int, target: Path | 
         "versions": versions(),
         "seeds": seeds(args),
         "start_timesteps": start_steps,
+        # The file a resume started from, by content: a path such as models/ppo_2p.zip may
+        # later hold another model.
+        "resume_sha256": (hashlib.sha256(resume_path.read_bytes()).hexdigest()
+                          if resume_path is not None else None),
         "observation_size": int(model.observation_space.shape[0]),
         # A checkpoint only fits the layout it was trained on (docs/api.md#observation).
         "observation_layout": [[p.name, p.size] for p in OBS_PIECES],
