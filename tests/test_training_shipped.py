@@ -21,11 +21,11 @@ ALL_MODELS = sorted((REPO / "models").glob("*.json"))
 #: The stable-baselines3 checkpoints (``.zip`` + ``.npz``); the RLlib ones ship a ``.npz`` only.
 MODELS = [p for p in ALL_MODELS if json.loads(p.read_text()).get("backend", "sb3") == "sb3"]
 RLLIB_MODELS = [p for p in ALL_MODELS if json.loads(p.read_text()).get("backend") == "rllib"]
-#: Shipped before this provenance existed (package 0.3.0): no commit, a wall-clock stop, and
-#: top-level ``args`` that are defaults that did not run. It passes once retrained (strict
-#: xfail); a reproducible retrain of its recipe was weaker (models/README.md), so it stays.
-LEGACY_PROVENANCE = {"ppo_4p"}
-LEGACY_CONFIG = {"ppo_4p"}
+#: Models shipped before this provenance existed (no commit, a wall-clock stop, top-level
+#: ``args`` that did not run) would be listed here as strict xfails; since package 0.6.0 every
+#: shipped model has it (the 0.3.0 ``ppo_4p`` was the last one without).
+LEGACY_PROVENANCE: set[str] = set()
+LEGACY_CONFIG: set[str] = set()
 
 
 def _params(legacy: set[str]):
