@@ -52,11 +52,23 @@ def test_tables_are_drawn_per_episode_by_weight_and_seeded():
     assert [n for n, _, _ in other] != [n for n, _, _ in runs[0]]
 
 
+def _play_episode(env, learner) -> tuple[list[float], bool]:
+    """Plays the current episode to its end with ``learner``: the learner's reward at every step
+    and whether the game ended (not truncated)."""
+    from uno_mk_env.agents.base import agent_action
+
+    rewards = []
+    while True:
+        _, got, terminated, truncated, _ = env.step(agent_action(learner, env.game))
+        rewards.append(got)
+        if terminated or truncated:
+            return rewards, terminated
+
+
 @pytest.mark.parametrize("kind", ["place", "win_place"])
 @pytest.mark.parametrize("n", [2, 4])
 def test_place_reward_ranks_the_learner_at_the_end(n, kind):
     from uno_mk_env.agents import make_agent
-    from uno_mk_env.agents.base import agent_action
     from uno_mk_env.rewards import win_reward
 
     env = make_training_env(_args(num_players=n, reward=kind, opponents="greedy,random"),
@@ -65,12 +77,9 @@ def test_place_reward_ranks_the_learner_at_the_end(n, kind):
     env.reset(seed=3)
     seen = set()
     for _ in range(30):
-        done = False
-        while not done:
-            obs, got, terminated, truncated, _ = env.step(agent_action(learner, env.game))
-            done = terminated or truncated
-            if not done:
-                assert got == 0.0
+        rewards, terminated = _play_episode(env, learner)
+        assert rewards[:-1] == [0.0] * (len(rewards) - 1)
+        got = rewards[-1]
         game = env.game
         place = places(game.winner, game.scores, [game.hand_points(s) for s in range(n)])
         by_place = 1 - 2 * (place[env.seat] - 1) / (n - 1)
@@ -93,7 +102,6 @@ def test_place_weight_blends_win_and_place(weight, paid):
     """--place-weight w pays (1 - w) x win + w x place: at four players each place gets its own
     reward, w = 0 is the win reward and w = 1 the place reward."""
     from uno_mk_env.agents import make_agent
-    from uno_mk_env.agents.base import agent_action
 
     env = make_training_env(_args(num_players=4, reward="win_place", place_weight=weight,
                                   opponents="greedy"), rank=0)
@@ -101,12 +109,9 @@ def test_place_weight_blends_win_and_place(weight, paid):
     env.reset(seed=5)
     seen = set()
     for _ in range(60):
-        done = False
-        while not done:
-            _, got, terminated, truncated, _ = env.step(agent_action(learner, env.game))
-            done = terminated or truncated
+        rewards, terminated = _play_episode(env, learner)
         if terminated:
-            seen.add(round(got, 3))
+            seen.add(round(rewards[-1], 3))
         env.reset()
     assert seen == paid
 
