@@ -38,6 +38,7 @@ def test_a_best_response_trains_against_the_target_alone_and_plays_the_protocol_
     assert "best response vs greedy at 3 players: win rate" in printed
     (row,) = list(csv.DictReader(out_csv.open()))
     assert row["target"] == "greedy" and row["players"] == "3" and row["games"] == "9"
+    assert row["target_sha256"] == ""  # a rule agent loads no model file
     assert row["root_seed"] == str(protocol.SEEDS[3])
     assert float(row["ci_low"]) <= float(row["win_rate"]) <= float(row["ci_high"])
     assert float(row["fair_share"]) == pytest.approx(1 / 3, abs=1e-4)
@@ -81,3 +82,39 @@ def test_an_unwritable_csv_place_is_refused_before_training(tmp_path, capsys) ->
     err = capsys.readouterr().err
     assert "is not a directory" in err and err.count("\n") == 1
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+def test_a_csv_with_other_columns_is_refused_before_training_and_left_alone(tmp_path,
+                                                                             capsys) -> None:
+    old = tmp_path / "old.csv"
+    old.write_text("target,players,win_rate\nstrategic,2,0.51\n")
+    before = old.read_bytes()
+    assert cli_main(["exploit", "greedy", "--runs-dir", str(tmp_path / "runs"),
+                     "--csv", str(old)]) == 2
+    err = capsys.readouterr().err
+    assert "old.csv: its columns ['target', 'players', 'win_rate']" in err, err
+    assert "name a new file" in err and err.count("\n") == 1
+    assert old.read_bytes() == before
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+def test_the_target_file_is_named_by_its_sha256(tmp_path) -> None:
+    import hashlib
+    import shutil
+
+    from uno_mk_env.agents.base import build_agent
+
+    copy = tmp_path / "model.npz"
+    shutil.copy(Path(__file__).parents[1] / "models" / "ppo_2p.npz", copy)
+    digest = hashlib.sha256(copy.read_bytes()).hexdigest()
+    assert br.target_sha256(build_agent(f"ppo:{copy}", seed=0)) == digest
+    assert br.target_sha256(build_agent("strategic", seed=0)) == ""
+
+
+def test_the_shipped_exploitability_csv_names_every_probed_model_file() -> None:
+    rows = list(csv.DictReader((Path(__file__).parents[1] / "docs" / "images"
+                                / "exploitability.csv").open()))
+    assert rows and list(rows[0]) == br.FIELDS
+    for row in rows:
+        is_model = row["target"].startswith("ppo:")
+        assert (len(row["target_sha256"]) == 64) == is_model, row["target"]

@@ -19,14 +19,18 @@ absolute. As a reference, the same run against ``strategic`` says how far this b
 against the heuristic the learner starts from.
 
 Everything is checked before training starts (the target loads, the player count, the output
-places). Each run writes its training folder under ``--runs-dir`` and, with ``--csv``, appends
-one row (:data:`FIELDS`) to that CSV.
+places, and that an existing ``--csv`` has the columns of :data:`FIELDS`). Each run writes its
+training folder under ``--runs-dir`` and, with ``--csv``, appends one row (:data:`FIELDS`) to that
+CSV. ``target_sha256`` names the model file the target loaded (agents with a ``path``, such as
+``ppo:...``; empty for the rule agents), so that a row still says which model it probed after the
+file at that path is replaced.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import sys
 import time
 from collections.abc import Sequence
@@ -44,8 +48,9 @@ RECIPE: tuple[str, ...] = (
     "--bc-teacher", "strategic", "--bc-steps", "150000", "--bc-epochs", "8",
     "--final-eval-games", "400", "--checkpoint-every", "0", "--no-progress",
 )
-FIELDS = ["target", "players", "timesteps", "train_seconds", "games", "win_rate", "ci_low",
-          "ci_high", "fair_share", "mean_place", "ahead", "root_seed", "policy", "command"]
+FIELDS = ["target", "target_sha256", "players", "timesteps", "train_seconds", "games",
+          "win_rate", "ci_low", "ci_high", "fair_share", "mean_place", "ahead", "root_seed",
+          "policy", "command"]
 
 
 def train_args(target: str, players: int, timesteps: int, seed: int, runs_dir: str,
@@ -57,8 +62,9 @@ def train_args(target: str, players: int, timesteps: int, seed: int, runs_dir: s
             "--total-timesteps", str(timesteps), "--runs-dir", runs_dir]
 
 
-def check(args: argparse.Namespace) -> None:
-    """Refuses a request before any training (one line, :class:`ValueError`)."""
+def check(args: argparse.Namespace) -> str:
+    """Refuses a request before any training (one line, :class:`ValueError`); returns the
+    target's :func:`target_sha256`."""
     from uno_mk_env.agents.base import build_agent
     from uno_mk_env.evaluation.tournament import check_output_dir
 
@@ -75,6 +81,21 @@ def check(args: argparse.Namespace) -> None:
     check_output_dir(args.runs_dir, [])
     if args.csv is not None:
         check_output_dir(args.csv.parent, [args.csv.name])
+        if args.csv.is_file() and args.csv.stat().st_size:
+            with args.csv.open(newline="") as f:
+                header = next(csv.reader(f), [])
+            if header != FIELDS:
+                raise ValueError(f"--csv {args.csv}: its columns {header} are not this "
+                                 f"command's {FIELDS}; name a new file")
+    return target_sha256(agent)
+
+
+def target_sha256(agent: Any) -> str:
+    """SHA-256 of the model file an agent loaded (its ``path``), or ``""`` when it has none."""
+    path = getattr(agent, "path", None)
+    if path is None or not Path(path).is_file():
+        return ""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -83,7 +104,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     from . import train_ppo
 
-    check(args)
+    digest = check(args)
     argv = train_args(args.target, args.players, args.total_timesteps, args.seed,
                       args.runs_dir, args.eval_every)
     t0 = time.time()
@@ -95,8 +116,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     result = protocol.run_line(f"ppo:{policy}", line, workers=args.workers)
     m = protocol.line_metrics(result.records)
     row = {
-        "target": args.target, "players": args.players, "timesteps": summary["timesteps"],
-        "train_seconds": seconds, "games": m["games"],
+        "target": args.target, "target_sha256": digest, "players": args.players,
+        "timesteps": summary["timesteps"], "train_seconds": seconds, "games": m["games"],
         "win_rate": round(m["win_rate"]["value"], 4),
         "ci_low": round(m["win_rate"]["ci_low"], 4), "ci_high": round(m["win_rate"]["ci_high"], 4),
         "fair_share": round(1 / args.players, 4),
