@@ -60,7 +60,7 @@ from .tournament import (
 __all__ = [
     "CARD_JSON", "CARD_MD", "DEFAULT_GAMES", "PLAYER_COUNTS", "PROTOCOL_NAME", "PROTOCOL_VERSION",
     "SEARCH_LINE_GAMES", "SEARCH_OPPONENTS", "SEEDS", "Line", "card_markdown", "check_cheating",
-    "deal_seeds",
+    "deal_seeds", "file_sha256",
     "evaluate", "line_metrics", "recompute_card", "suite",
 ]
 
@@ -121,7 +121,9 @@ def _sha256(values: Sequence[int]) -> str:
     return hashlib.sha256(",".join(map(str, values)).encode()).hexdigest()
 
 
-def _file_sha256(spec: str) -> str | None:
+def file_sha256(spec: str) -> str | None:
+    """SHA-256 of the model file a ``ppo:PATH`` agent spec loads (``None`` for other specs), so
+    that a result still names its model after the file at that path is replaced."""
     name, sep, arg = spec.partition(":")
     if name != "ppo" or not sep:
         return None
@@ -341,7 +343,7 @@ def _card_header(
     return {
         "card": "uno-mk-env benchmark card",
         "agent": agent,
-        "agent_file_sha256": _file_sha256(agent),
+        "agent_file_sha256": file_sha256(agent),
         "cheats": cheats,
         "protocol": {
             "name": PROTOCOL_NAME, "version": PROTOCOL_VERSION,
@@ -380,7 +382,7 @@ def _rules_phrase(rules: Mapping[str, Any]) -> str:
 def _line_entry(line: Line, metrics: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "players": line.num_players, "opponent": line.opponent,
-        "opponent_file_sha256": _file_sha256(line.opponent), "seed": line.seed,
+        "opponent_file_sha256": file_sha256(line.opponent), "seed": line.seed,
         "fair_share": 1 / line.num_players, "name": line.name, **metrics,
     }
 

@@ -102,13 +102,11 @@ def test_the_target_file_is_named_by_its_sha256(tmp_path) -> None:
     import hashlib
     import shutil
 
-    from uno_mk_env.agents.base import build_agent
-
     copy = tmp_path / "model.npz"
     shutil.copy(Path(__file__).parents[1] / "models" / "ppo_2p.npz", copy)
     digest = hashlib.sha256(copy.read_bytes()).hexdigest()
-    assert br.target_sha256(build_agent(f"ppo:{copy}", seed=0)) == digest
-    assert br.target_sha256(build_agent("strategic", seed=0)) == ""
+    assert protocol.file_sha256(f"ppo:{copy}") == digest
+    assert protocol.file_sha256("strategic") is None
 
 
 def test_the_shipped_exploitability_csv_names_every_probed_model_file() -> None:

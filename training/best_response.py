@@ -21,16 +21,15 @@ against the heuristic the learner starts from.
 Everything is checked before training starts (the target loads, the player count, the output
 places, and that an existing ``--csv`` has the columns of :data:`FIELDS`). Each run writes its
 training folder under ``--runs-dir`` and, with ``--csv``, appends one row (:data:`FIELDS`) to that
-CSV. ``target_sha256`` names the model file the target loaded (agents with a ``path``, such as
-``ppo:...``; empty for the rule agents), so that a row still says which model it probed after the
-file at that path is replaced.
+CSV. ``target_sha256`` names the model file the target loaded
+(:func:`uno_mk_env.evaluation.protocol.file_sha256`; empty for the rule agents), so that a row
+still says which model it probed after the file at that path is replaced.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import hashlib
 import sys
 import time
 from collections.abc import Sequence
@@ -64,8 +63,9 @@ def train_args(target: str, players: int, timesteps: int, seed: int, runs_dir: s
 
 def check(args: argparse.Namespace) -> str:
     """Refuses a request before any training (one line, :class:`ValueError`); returns the
-    target's :func:`target_sha256`."""
+    SHA-256 of the target's model file as it is before training (``""``: none)."""
     from uno_mk_env.agents.base import build_agent
+    from uno_mk_env.evaluation.protocol import file_sha256
     from uno_mk_env.evaluation.tournament import check_output_dir
 
     if not MIN_PLAYERS <= args.players <= MAX_PLAYERS:
@@ -87,15 +87,7 @@ def check(args: argparse.Namespace) -> str:
             if header != FIELDS:
                 raise ValueError(f"--csv {args.csv}: its columns {header} are not this "
                                  f"command's {FIELDS}; name a new file")
-    return target_sha256(agent)
-
-
-def target_sha256(agent: Any) -> str:
-    """SHA-256 of the model file an agent loaded (its ``path``), or ``""`` when it has none."""
-    path = getattr(agent, "path", None)
-    if path is None or not Path(path).is_file():
-        return ""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return file_sha256(args.target) or ""
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
