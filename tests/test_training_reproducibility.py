@@ -179,7 +179,43 @@ def test_every_axis_score_is_the_weakest_margin() -> None:
         pytest.approx(1 - 1.4 / 1.6))
 
 
-@pytest.mark.parametrize("by", ["win", "every_axis"])
+def test_every_axis_z_score_ranks_by_how_sure_the_weakest_edge_is() -> None:
+    """In standard errors a place edge counts for more than the same relative win-rate edge:
+    the learner a little further above the fair share wins the z ranking that the relative
+    margins give to the better placer, and the score is the smallest z-statistic."""
+    from uno_mk_env.training.curves import every_axis_score, every_axis_z_score
+
+    def row(win, place, others, ahead, se=0.012):
+        return {"opponent": "strategic", "players": 4, "games": 10000, "win_rate": win,
+                "mean_place": place, "opponent_mean_places": others, "ahead_of_each": ahead,
+                "place_gap_se": se}
+
+    placer = row(0.258, 2.42, [2.51, 2.51, 2.52], [0.52, 0.52, 0.52])
+    winner = row(0.265, 2.47, [2.51, 2.51, 2.51], [0.51, 0.51, 0.51])
+    assert every_axis_score([placer], "strategic") > every_axis_score([winner], "strategic")
+    assert every_axis_z_score([winner], "strategic") > every_axis_z_score([placer], "strategic")
+    win_z = (0.258 - 0.25) / (0.25 * 0.75 / 10000) ** 0.5
+    assert every_axis_z_score([placer], "strategic") == pytest.approx(win_z)
+    assert every_axis_z_score([winner], "strategic") == pytest.approx(0.01 / 0.005)
+    worse_placer = row(0.27, 2.52, [2.50, 2.50, 2.50], [0.51, 0.51, 0.51], se=0.01)
+    assert every_axis_z_score([worse_placer], "strategic") == pytest.approx(-2.0)
+    no_spread = row(0.258, 2.42, [2.51, 2.51, 2.52], [0.52, 0.52, 0.52], se=0.0)
+    assert every_axis_z_score([no_spread], "strategic") == pytest.approx(win_z)  # place: +inf
+
+
+def test_place_gap_se_is_the_standard_error_of_the_per_game_gap() -> None:
+    from types import SimpleNamespace
+
+    from uno_mk_env.training.curves import place_gap_se
+
+    games = [SimpleNamespace(seats=(0, 1, 2), places=(1, 2, 3)),   # gap 2.5 - 1 = 1.5
+             SimpleNamespace(seats=(1, 0, 2), places=(1, 3, 2)),   # gap 1.5 - 3 = -1.5
+             SimpleNamespace(seats=(2, 1, 0), places=(3, 1, 2))]   # gap 2 - 2 = 0
+    assert place_gap_se(games) == pytest.approx((4.5 / 2 / 3) ** 0.5)
+    assert place_gap_se(games[:1]) == float("inf")
+
+
+@pytest.mark.parametrize("by", ["win", "every_axis", "every_axis_z"])
 def test_export_selects_among_candidates_on_other_deals_than_it_reports(tmp_path, capsys, by):
     from uno_mk_env.training.export_model import main as export_main
 

@@ -14,6 +14,7 @@ table size.
 from __future__ import annotations
 
 import csv
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,8 @@ def evaluate(
         ``opponent``, ``players``, ``games``, ``wins``, ``win_rate``, ``ci_low``, ``ci_high``,
         ``mean_reward``, ``mean_place``, ``opponent_mean_places`` (of each copy),
         ``ahead_of_each`` (the share of games the learner placed ahead of each copy, ties
-        counting half) and the tournament ``result``.
+        counting half), ``place_gap_se`` (the standard error of the copies' mean place minus
+        the learner's, from its spread over games) and the tournament ``result``.
     """
     from uno_mk_env.evaluation.tournament import run_tournament
 
@@ -53,8 +55,24 @@ def evaluate(
         "mean_place": row["mean_place"],
         "opponent_mean_places": [board[x]["mean_place"] for x in labels[1:]],
         "ahead_of_each": [h2h[0][j] for j in range(1, len(labels))],
+        "place_gap_se": place_gap_se(result.records),
         "result": result,
     }
+
+
+def place_gap_se(records: Sequence[Any]) -> float:
+    """The standard error of the mean, over ``records`` (tournament games), of the copies'
+    mean place minus entrant 0's place: its sample standard deviation over ``sqrt(games)``."""
+    gaps = []
+    for rec in records:
+        mine = rec.seats.index(0)
+        others = [p for s, p in enumerate(rec.places) if s != mine]
+        gaps.append(sum(others) / len(others) - rec.places[mine])
+    n = len(gaps)
+    if n < 2:
+        return math.inf
+    mean = sum(gaps) / n
+    return math.sqrt(sum((g - mean) ** 2 for g in gaps) / (n - 1) / n)
 
 
 def write_eval_csv(rows: Sequence[dict[str, Any]], path: Path) -> None:
@@ -107,8 +125,40 @@ def every_axis_score(rows: Sequence[dict[str, Any]], opponent: str) -> float:
     return min(margins)
 
 
+def _in_errors(margin: float, se: float) -> float:
+    """``margin / se``; with no spread (``se`` 0) the sign of ``margin`` as infinity, or 0."""
+    if se > 0:
+        return margin / se
+    return math.copysign(math.inf, margin) if margin else 0.0
+
+
+def every_axis_z_score(rows: Sequence[dict[str, Any]], opponent: str) -> float:
+    """:func:`every_axis_score` in standard errors: the smallest, over table sizes and axes, of
+    how many standard errors the learner is better than ``opponent`` on that axis — the win
+    rate over the fair share ``p = 1 / players`` (a standard error of ``sqrt(p (1 - p) /
+    games)``), the copies' mean place minus the learner's (over ``place_gap_se``) and the share
+    ahead of each copy over an even split (``0.5 / sqrt(games)``). The relative margins of
+    :func:`every_axis_score` weigh a win-rate edge, which needs a wide margin to clear its
+    confidence interval, like a place edge, which does not; this score ranks by how sure each
+    edge is, the way a target "better on every axis, win rate's interval above the fair
+    share" is tested."""
+    mine = [r for r in rows if r["opponent"] == opponent]
+    if not mine:
+        return 0.0
+    margins = []
+    for r in mine:
+        games, fair = r["games"], 1.0 / r["players"]
+        others = r["opponent_mean_places"]
+        margins += [(r["win_rate"] - fair) / math.sqrt(fair * (1 - fair) / games),
+                    _in_errors(sum(others) / len(others) - r["mean_place"],
+                               r["place_gap_se"]),
+                    (min(r["ahead_of_each"]) - 0.5) / (0.5 / math.sqrt(games))]
+    return min(margins)
+
+
 #: How :mod:`~uno_mk_env.training.export_model` may rank candidate checkpoints.
-SELECTION_SCORES = {"win": selection_score, "every_axis": every_axis_score}
+SELECTION_SCORES = {"win": selection_score, "every_axis": every_axis_score,
+                    "every_axis_z": every_axis_z_score}
 
 
 def plot_curve(rows: Sequence[dict[str, Any]], num_players: int, path: Path, title: str) -> None:

@@ -11,11 +11,12 @@ evaluation.
 Given several checkpoints, each is first evaluated on ``--select-seed`` (``--select-games``
 against ``--select-opponent`` at each of ``--select-players``) and the best one is shipped, by
 ``--select-by``: ``win`` (the mean over table sizes of win rate x players,
-:func:`~uno_mk_env.training.curves.selection_score`) or ``every_axis`` (the weakest of its
+:func:`~uno_mk_env.training.curves.selection_score`), ``every_axis`` (the weakest of its
 margins in win rate, mean place and the share ahead of each copy,
-:func:`~uno_mk_env.training.curves.every_axis_score`); the reporting ``--seed`` must differ,
-so the reported figures are not those it was chosen on. Writes ``OUT`` (the model with its
-optimizer state stripped, as ``train_ppo --save-path`` does,
+:func:`~uno_mk_env.training.curves.every_axis_score`) or ``every_axis_z`` (the same margins in
+standard errors, :func:`~uno_mk_env.training.curves.every_axis_z_score`); the reporting
+``--seed`` must differ, so the reported figures are not those it was chosen on. Writes ``OUT``
+(the model with its optimizer state stripped, as ``train_ppo --save-path`` does,
 :func:`uno_mk_env.training.provenance.ship`) and, next to it:
 
 * ``OUT.npz``: the policy in the project's own format
@@ -53,8 +54,9 @@ PROG = "python -m uno_mk_env.training.export_model"
 def _rounded(r: dict[str, Any]) -> dict[str, Any]:
     out = {"opponent": r["opponent"], "players": r["players"], "games": int(r["games"]),
            "wins": int(r["wins"])}
-    for key in ("win_rate", "ci_low", "ci_high", "mean_place"):
-        out[key] = round(float(r[key]), 4)
+    for key in ("win_rate", "ci_low", "ci_high", "mean_place", "place_gap_se"):
+        if key in r:
+            out[key] = round(float(r[key]), 4)
     for key in ("opponent_mean_places", "ahead_of_each"):
         if key in r:
             out[key] = [round(float(x), 4) for x in r[key]]
@@ -77,7 +79,9 @@ def select(candidates: Sequence[Path], opponent: str, players: Sequence[int], ga
     best = max(range(len(rows)), key=lambda i: (rows[i]["score"], -i))
     method = {"win": "best mean over tables of win rate x players",
               "every_axis": "best weakest margin over win rate, mean place and the share ahead "
-                            "of each copy"}[by]
+                            "of each copy",
+              "every_axis_z": "best weakest margin in standard errors over win rate, mean "
+                              "place and the share ahead of each copy"}[by]
     return {"method": f"{method} against {opponent}", "by": by,
             "opponent": opponent, "players": list(players), "games": games, "seed": seed,
             "duplicate_deals": True, "candidates": rows, "chosen": rows[best]["checkpoint"]}
@@ -192,7 +196,8 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
                         help="table sizes of the selection (default: --players)")
     parser.add_argument("--select-by", choices=sorted(SELECTION_SCORES), default="win",
                         help="win: the best win rate; every_axis: the best weakest margin over "
-                             "win rate, mean place and the share ahead of each copy")
+                             "win rate, mean place and the share ahead of each copy; "
+                             "every_axis_z: the same margins in standard errors")
     parser.add_argument("--workers", type=int, default=2, help="tournament processes")
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
