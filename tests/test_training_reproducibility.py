@@ -179,27 +179,33 @@ def test_every_axis_score_is_the_weakest_margin() -> None:
         pytest.approx(1 - 1.4 / 1.6))
 
 
-def test_every_axis_z_score_ranks_by_how_sure_the_weakest_edge_is() -> None:
-    """In standard errors a place edge counts for more than the same relative win-rate edge:
-    the learner a little further above the fair share wins the z ranking that the relative
-    margins give to the better placer, and the score is the smallest z-statistic."""
+def test_every_axis_z_score_ranks_by_how_surely_the_target_is_met() -> None:
+    """The win rate counts by its interval's lower bound, in standard errors, like a place edge
+    and the share ahead: a learner a little further above the fair share wins the ranking the
+    relative margins give to the better placer, and the score is the smallest z-statistic."""
+    from uno_mk_env.evaluation.tournament import wilson_interval
     from uno_mk_env.training.curves import every_axis_score, every_axis_z_score
 
-    def row(win, place, others, ahead, se=0.012):
-        return {"opponent": "strategic", "players": 4, "games": 10000, "win_rate": win,
-                "mean_place": place, "opponent_mean_places": others, "ahead_of_each": ahead,
-                "place_gap_se": se}
+    def row(wins, place, others, ahead, se=0.015):
+        return {"opponent": "strategic", "players": 4, "games": 10000, "win_rate": wins / 1e4,
+                "ci_low": wilson_interval(wins, 10000)[0], "mean_place": place,
+                "opponent_mean_places": others, "ahead_of_each": ahead, "place_gap_se": se}
 
-    placer = row(0.258, 2.42, [2.51, 2.51, 2.52], [0.52, 0.52, 0.52])
-    winner = row(0.265, 2.47, [2.51, 2.51, 2.51], [0.51, 0.51, 0.51])
+    placer = row(2590, 2.42, [2.51, 2.51, 2.52], [0.52, 0.52, 0.52])
+    winner = row(2650, 2.45, [2.51, 2.51, 2.51], [0.515, 0.51, 0.515])
     assert every_axis_score([placer], "strategic") > every_axis_score([winner], "strategic")
     assert every_axis_z_score([winner], "strategic") > every_axis_z_score([placer], "strategic")
-    win_z = (0.258 - 0.25) / (0.25 * 0.75 / 10000) ** 0.5
+    se = (0.25 * 0.75 / 10000) ** 0.5
+    win_z = (placer["ci_low"] - 0.25) / se
+    assert 0 < win_z < 0.5  # 0.259 over 10,000 games barely clears 0.25
     assert every_axis_z_score([placer], "strategic") == pytest.approx(win_z)
-    assert every_axis_z_score([winner], "strategic") == pytest.approx(0.01 / 0.005)
-    worse_placer = row(0.27, 2.52, [2.50, 2.50, 2.50], [0.51, 0.51, 0.51], se=0.01)
+    assert every_axis_z_score([winner], "strategic") == pytest.approx((winner["ci_low"] - 0.25)
+                                                                      / se)
+    worse_placer = row(2700, 2.52, [2.50, 2.50, 2.50], [0.51, 0.51, 0.51], se=0.01)
     assert every_axis_z_score([worse_placer], "strategic") == pytest.approx(-2.0)
-    no_spread = row(0.258, 2.42, [2.51, 2.51, 2.52], [0.52, 0.52, 0.52], se=0.0)
+    close_ahead = row(2700, 2.42, [2.51, 2.51, 2.51], [0.52, 0.505, 0.52])
+    assert every_axis_z_score([close_ahead], "strategic") == pytest.approx(0.005 / 0.005)
+    no_spread = row(2590, 2.42, [2.51, 2.51, 2.52], [0.52, 0.52, 0.52], se=0.0)
     assert every_axis_z_score([no_spread], "strategic") == pytest.approx(win_z)  # place: +inf
 
 

@@ -133,15 +133,14 @@ def _in_errors(margin: float, se: float) -> float:
 
 
 def every_axis_z_score(rows: Sequence[dict[str, Any]], opponent: str) -> float:
-    """:func:`every_axis_score` in standard errors: the smallest, over table sizes and axes, of
-    how many standard errors the learner is better than ``opponent`` on that axis — the win
-    rate over the fair share ``p = 1 / players`` (a standard error of ``sqrt(p (1 - p) /
-    games)``), the copies' mean place minus the learner's (over ``place_gap_se``) and the share
-    ahead of each copy over an even split (``0.5 / sqrt(games)``). The relative margins of
-    :func:`every_axis_score` weigh a win-rate edge, which needs a wide margin to clear its
-    confidence interval, like a place edge, which does not; this score ranks by how sure each
-    edge is, the way a target "better on every axis, win rate's interval above the fair
-    share" is tested."""
+    """How surely a checkpoint meets the target "the win rate's 95 % interval above the fair
+    share, and better than ``opponent`` on the other axes", in standard errors: the smallest,
+    over table sizes and axes, of the win rate's Wilson lower bound (``ci_low``) over the fair
+    share ``p = 1 / players``, in units of ``sqrt(p (1 - p) / games)``; the copies' mean place
+    minus the learner's, over ``place_gap_se``; and the share ahead of the copy it beats least
+    often over an even split, over ``0.5 / sqrt(games)``. The relative margins of
+    :func:`every_axis_score` weigh a win-rate edge like a place edge, though the win rate's must
+    be about three times wider to be as sure and must clear its interval; this score does not."""
     mine = [r for r in rows if r["opponent"] == opponent]
     if not mine:
         return 0.0
@@ -149,7 +148,7 @@ def every_axis_z_score(rows: Sequence[dict[str, Any]], opponent: str) -> float:
     for r in mine:
         games, fair = r["games"], 1.0 / r["players"]
         others = r["opponent_mean_places"]
-        margins += [(r["win_rate"] - fair) / math.sqrt(fair * (1 - fair) / games),
+        margins += [(r["ci_low"] - fair) / math.sqrt(fair * (1 - fair) / games),
                     _in_errors(sum(others) / len(others) - r["mean_place"],
                                r["place_gap_se"]),
                     (min(r["ahead_of_each"]) - 0.5) / (0.5 / math.sqrt(games))]

@@ -13,8 +13,9 @@ against ``--select-opponent`` at each of ``--select-players``) and the best one 
 ``--select-by``: ``win`` (the mean over table sizes of win rate x players,
 :func:`~uno_mk_env.training.curves.selection_score`), ``every_axis`` (the weakest of its
 margins in win rate, mean place and the share ahead of each copy,
-:func:`~uno_mk_env.training.curves.every_axis_score`) or ``every_axis_z`` (the same margins in
-standard errors, :func:`~uno_mk_env.training.curves.every_axis_z_score`); the reporting
+:func:`~uno_mk_env.training.curves.every_axis_score`) or ``every_axis_z`` (in standard errors,
+the win rate's 95 % lower bound over the fair share and the other two margins,
+:func:`~uno_mk_env.training.curves.every_axis_z_score`); the reporting
 ``--seed`` must differ, so the reported figures are not those it was chosen on. Writes ``OUT``
 (the model with its optimizer state stripped, as ``train_ppo --save-path`` does,
 :func:`uno_mk_env.training.provenance.ship`) and, next to it:
@@ -80,8 +81,9 @@ def select(candidates: Sequence[Path], opponent: str, players: Sequence[int], ga
     method = {"win": "best mean over tables of win rate x players",
               "every_axis": "best weakest margin over win rate, mean place and the share ahead "
                             "of each copy",
-              "every_axis_z": "best weakest margin in standard errors over win rate, mean "
-                              "place and the share ahead of each copy"}[by]
+              "every_axis_z": "best weakest margin in standard errors over the win rate's "
+                              "95 % lower bound, mean place and the share ahead of each "
+                              "copy"}[by]
     return {"method": f"{method} against {opponent}", "by": by,
             "opponent": opponent, "players": list(players), "games": games, "seed": seed,
             "duplicate_deals": True, "candidates": rows, "chosen": rows[best]["checkpoint"]}
@@ -197,7 +199,8 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     parser.add_argument("--select-by", choices=sorted(SELECTION_SCORES), default="win",
                         help="win: the best win rate; every_axis: the best weakest margin over "
                              "win rate, mean place and the share ahead of each copy; "
-                             "every_axis_z: the same margins in standard errors")
+                             "every_axis_z: in standard errors, the win rate's lower bound over "
+                             "the fair share, the place gap and the share ahead of each copy")
     parser.add_argument("--workers", type=int, default=2, help="tournament processes")
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
