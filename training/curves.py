@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import math
+import statistics
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -68,11 +69,9 @@ def place_gap_se(records: Sequence[Any]) -> float:
         mine = rec.seats.index(0)
         others = [p for s, p in enumerate(rec.places) if s != mine]
         gaps.append(sum(others) / len(others) - rec.places[mine])
-    n = len(gaps)
-    if n < 2:
+    if len(gaps) < 2:
         return math.inf
-    mean = sum(gaps) / n
-    return math.sqrt(sum((g - mean) ** 2 for g in gaps) / (n - 1) / n)
+    return statistics.stdev(gaps) / math.sqrt(len(gaps))
 
 
 def write_eval_csv(rows: Sequence[dict[str, Any]], path: Path) -> None:
