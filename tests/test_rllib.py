@@ -301,7 +301,7 @@ def test_smoke_trains_on_a_local_ray_and_the_policy_plays_without_ray(
     (run_dir,) = runs.iterdir()
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["ray"]["local"] is True
-    assert summary["timesteps"] >= 1500
+    assert summary["timesteps"] >= 1500 and summary["complete"] is True
     # Every sampled action was checked against its recorded mask (those whose next
     # observation had not come yet, at most one per seat and env, wait for the next sample).
     assert summary["masked_actions"] == 0
@@ -328,11 +328,14 @@ def test_smoke_trains_on_a_local_ray_and_the_policy_plays_without_ray(
 @needs_ray
 def test_resume_continues_from_a_checkpoint(tmp_path: Path, ray_env: dict[str, str]) -> None:
     runs = tmp_path / "runs"
+    # --max-minutes ends the first run after its first iteration (one 500-step batch)
     first = run([sys.executable, "-m", "uno_mk_env.training.rllib", "--total-timesteps",
-                 "500", "--runs-dir", str(runs), "--num-cpus", "2", *TINY], ray_env,
-                timeout=300, cwd=tmp_path)
+                 "5000", "--max-minutes", "0.0001", "--runs-dir", str(runs), "--num-cpus", "2",
+                 *TINY], ray_env, timeout=300, cwd=tmp_path)
     (run_dir,) = runs.iterdir()
-    checkpoint = json.loads((run_dir / "summary.json").read_text())["checkpoint"]
+    stopped = json.loads((run_dir / "summary.json").read_text())
+    assert stopped["complete"] is False and 500 <= stopped["timesteps"] < 1000
+    checkpoint = stopped["checkpoint"]
     refused = subprocess.run(
         [sys.executable, "-m", "uno_mk_env.training.rllib", "--resume", checkpoint,
          "--net-arch", "32", "--total-timesteps", "1000"], env=ray_env, cwd=tmp_path,
@@ -346,7 +349,7 @@ def test_resume_continues_from_a_checkpoint(tmp_path: Path, ray_env: dict[str, s
     (new_dir,) = [d for d in runs.iterdir() if d != run_dir]
     summary = json.loads((new_dir / "summary.json").read_text())
     assert summary["resumed_weights_match"] is True
-    assert summary["timesteps"] >= 1000
+    assert summary["timesteps"] >= 1000 and summary["complete"] is True
     rows = (new_dir / "progress.csv").read_text().splitlines()[1:]
     assert int(rows[0].split(",")[1]) >= 1000  # counting on from the checkpoint's 500
 

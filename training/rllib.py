@@ -73,9 +73,10 @@ Outputs, all in ``runs/<run_name>/``: ``config.json``, ``progress.csv`` and Tens
 (``tensorboard --logdir runs``), ``eval.csv``, ``curve.png``, ``checkpoints/<steps>/`` (RLlib
 checkpoints plus ``uno_mk.json``, every ``--checkpoint-every`` steps and at the end),
 ``final.npz`` and ``best.npz`` (best evaluation against the last ``--eval-opponents`` agent),
-``summary.json``. With ``--save-path models/rllib_2p.npz`` the final policy is also written
-there with ``rllib_2p.json`` (command, config, commit, versions, evaluation),
-``rllib_2p_curve.csv`` and ``rllib_2p_curve.png``. The last line printed is
+``summary.json`` (``complete``: whether the run reached ``--total-timesteps`` rather than
+stopping on ``--max-minutes``). With ``--save-path models/rllib_2p.npz`` the final policy is
+also written there with ``rllib_2p.json`` (command, config, commit, versions, ``complete``,
+evaluation), ``rllib_2p_curve.csv`` and ``rllib_2p_curve.png``. The last line printed is
 ``agent: ppo:<final .npz>``.
 
 ``--resume`` restores an RLlib checkpoint (weights, optimizer, league, step counters) with
@@ -169,7 +170,8 @@ class Args:
     # algorithm
     total_timesteps: int = 1_000_000
     """env steps (decisions of all seats played by RLlib modules) to train for, counting those of
-    a resumed checkpoint"""
+    a resumed checkpoint; RLlib samples whole training batches, so the run stops at the end of
+    the first iteration that reaches it (``complete`` in ``summary.json``)"""
     net_arch: str = "256,256"
     """hidden layer sizes of the policy and the value networks (comma-separated)"""
     activation: str = "tanh"
@@ -1225,7 +1227,10 @@ def _train(args: Args, invocation: str | None, meta: dict[str, Any] | None,
         final_rows = run.run_eval("final_eval", args.final_eval_games)
         summary = {
             "run_dir": str(run_dir), "timesteps": steps, "checkpoint": str(last),
-            "policy": str(final), "train_seconds": round(train_seconds, 1),
+            "policy": str(final),
+            # False when --max-minutes ended the run before --total-timesteps
+            "complete": steps >= args.total_timesteps,
+            "train_seconds": round(train_seconds, 1),
             "steps_per_second": round((steps - start_steps) / max(train_seconds, 1e-9), 1),
             "checked_actions": row["checked_actions"] if iteration else 0,
             "masked_actions": row["masked_actions"] if iteration else 0,
@@ -1451,7 +1456,7 @@ def _ship(run: _Run, target: Path, config: dict[str, Any], summary: dict[str, An
         "commit": config["git"].get("commit")})
     stem = target.with_suffix("")
     info = {**config, "numpy_policy": shipped.name, "timesteps": run.steps,
-            "summary": summary}
+            "complete": summary["complete"], "summary": summary}
     (stem.parent / f"{stem.name}.json").write_text(json.dumps(info, indent=2) + "\n",
                                                    encoding="utf-8")
     write_eval_csv(run.eval_rows, stem.parent / f"{stem.name}_curve.csv")
