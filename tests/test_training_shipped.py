@@ -97,7 +97,8 @@ def test_provenance_is_complete(path: Path) -> None:
 @pytest.mark.parametrize("path", RLLIB_MODELS, ids=[p.stem for p in RLLIB_MODELS])
 def test_rllib_provenance_is_complete(path: Path) -> None:
     """An RLlib-trained policy records its commit, versions, a command that parses back to its
-    arguments, that it stopped at its step budget (not a wall-clock limit), the policy file it shipped, its selection-free final evaluation and its curve."""
+    arguments, that it stopped at its step budget (not a wall-clock limit), the policy file it
+    shipped, its selection-free final evaluation and its curve."""
     from uno_mk_env.training.curves import read_eval_csv
     from uno_mk_env.training.rllib import Args, parse_args
 

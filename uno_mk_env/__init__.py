@@ -12,7 +12,7 @@ from .phases import Phase
 from .rules import OPTIONS, PRESETS, Rules, RulesError, preset
 from .view import PlayerView
 
-__version__ = "0.6.3"
+__version__ = "0.6.4"
 
 
 def __getattr__(name: str) -> object:
