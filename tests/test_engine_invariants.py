@@ -1,7 +1,7 @@
 """Engine invariants over thousands of seeded games and leak tests.
 
 Every player count 2-10 is played under every preset of ``uno_mk_env.rules.PRESETS`` and under
-the multi-round match modes (R10.3), driven by two policies:
+the multi-round match modes (R10.3) and ``uno_catch="any_player"`` (R8), driven by two policies:
 
 * ``prefer_play``: random, but plays a card whenever it can (games end in ~100 decisions);
 * ``uniform``: uniformly random over the legal ids (rounds are very long; capped).
@@ -37,6 +37,7 @@ CONFIGS: tuple[tuple[str, dict], ...] = (
     *((name, dict(opts)) for name, opts in PRESETS.items()),
     ("target_score_100", {"match": "target_score", "target_score": 100}),
     ("fixed_rounds_2", {"match": "fixed_rounds", "rounds": 2}),
+    ("any_player_catch", {"uno_catch": "any_player", "uno_penalty": 1}),
 )
 MULTI_ROUND = {"target_score_100", "fixed_rounds_2"}
 
@@ -46,7 +47,7 @@ DEEP_RATE = 0.004  # probability of the expensive checks after a step
 FINAL_DEEP_RATE = 0.25  # ... and on a game's final state (over, or at the cap)
 CONTINUE_STEPS = 6  # steps a restored game and a clone are continued in lockstep
 
-PHASES = ("play", "play_drawn", "choose_colour", "choose_target", "challenge")
+PHASES = ("play", "play_drawn", "choose_colour", "choose_target", "challenge", "uno_catch")
 COLOURS = frozenset(range(A.COLOUR_BASE, A.COLOUR_BASE + 4))
 CHALLENGE_IDS = frozenset((A.CHALLENGE, A.ACCEPT))
 UNO_IDS = frozenset((A.CALL_UNO, A.CATCH_UNO))
@@ -156,6 +157,10 @@ def check_phase_table(g: Game, ids: Sequence[int], hand: Sequence[int]) -> None:
     """docs/api.md#actions-and-phases: which ids each phase allows."""
     phase = g.phase_name
     assert phase in PHASES
+    if phase == "uno_catch":  # R8 ruling: out of turn, catch or let it pass
+        assert list(ids) == [A.ACCEPT, A.CATCH_UNO] and g.rules.uno_catch != "auto"
+        assert g.uno_miss >= 0 and g.current_player != g.uno_miss
+        return
     core = set(ids) - UNO_IDS
     plays = [a for a in ids if a < A.DRAW]
     assert all(hand[a] > 0 for a in plays), "a PLAY id for a card not in hand"

@@ -112,3 +112,131 @@ def test_r4_2_the_rendered_table_of_other_seats_is_the_same_too():
     names = ["p0", "p1", "p2"]
     for seat in (1, 2):
         assert render_game(kept, seat, names, h1) == render_game(unplayable, seat, names, h2)
+
+
+# ------------------------------------------- every channel a seat is shown (issue #24, item 1)
+def _r4_2_world(drawn: str) -> Game:
+    """3 players, R3 on top; seat 0 will draw ``drawn`` (R7: playable, B7: not)."""
+    return make({"rules": {"num_players": 3}, "hands": ["G1 G2", "Y1 Y2 Y3", "B4 B5 B6"],
+                 "discard_pile": "R3", "draw_pile": f"{drawn} G9 Y9"})
+
+
+def _draw_keep(drawn: str):
+    """The R4.2 pair of worlds, played through seat 0's turn with a RecentDecisions history."""
+    from uno_mk_env.render import RecentDecisions
+
+    g = _r4_2_world(drawn)
+    history = RecentDecisions()
+    history.start(g)
+    while g.current_player == 0:
+        action = A.DRAW if g.phase == A.PLAY else A.KEEP
+        history.before(g)
+        g.step(action)
+        history.after(action)
+    return g, history
+
+
+def test_r4_2_public_counter_table_data_text_and_image_are_the_same_to_other_seats():
+    """R4.2, the issue's case: after seat 0 kept a playable R7 or drew an unplayable B7, the
+    public decision counter, the image renderer's table dict (its ``decision``), the text render
+    and the image itself are the same for seats 1 and 2 (the omniscient ``num_steps`` is not)."""
+    from uno_mk_env.render import render_game
+    from uno_mk_env.render_image import last_decision_text, render_image, table_data
+
+    (kept, h1), (unplayable, h2) = _draw_keep("R7"), _draw_keep("B7")
+    assert (kept.num_steps, unplayable.num_steps) == (2, 1)  # the hidden KEEP
+    assert kept.public_steps == unplayable.public_steps == 1
+    names = ["p0", "p1", "p2"]
+    for seat in (1, 2):
+        last = [last_decision_text(g, list(h)[-1][1], seat, names) for g, h in
+                ((kept, h1), (unplayable, h2))]
+        assert last[0] == last[1]
+        assert table_data(kept, seat, names, last[0]) == table_data(unplayable, seat, names,
+                                                                    last[1])
+        assert table_data(kept, seat, names)["decision"] == 1
+        text = [render_game(g, seat, names, h, step=g.public_steps)
+                for g, h in ((kept, h1), (unplayable, h2))]
+        assert text[0] == text[1] and "decision 1" in text[0]
+        assert np.array_equal(render_image(kept, seat, names, h1),
+                              render_image(unplayable, seat, names, h2))
+
+
+def _aec_world(drawn: str, **kwargs):
+    """``uno_mario_kart_v0.env`` playing the R4.2 worlds (the game injected after ``reset``)."""
+    from uno_mk_env import uno_mario_kart_v0
+
+    env = uno_mario_kart_v0.env(num_players=3, **kwargs)
+    env.reset(seed=0)
+    env._game = _r4_2_world(drawn)
+    env._history.start(env._game)
+    env._select_decider()
+    return env
+
+
+def _aec_public(env, seat: int) -> tuple:
+    """What ``player_{seat}`` is shown by the AEC env (besides its observation)."""
+    agent = f"player_{seat}"
+    info = {k: (v.tolist() if isinstance(v, np.ndarray) else v)
+            for k, v in env.infos[agent].items()}
+    flags = (env.terminations[agent], env.truncations[agent], env._cumulative_rewards[agent])
+    return env.agent_selection, info, flags, env.observe(agent)["observation"].tolist()
+
+
+@pytest.mark.parametrize("cap", [1, 2, None])
+def test_r4_2_aec_env_render_infos_and_truncation_are_the_same_to_other_seats(cap):
+    """R4.2 at the AEC env: the ANSI render from seat 1's seat and every other seat's
+    ``infos``/flags/observation are the same after a kept or an unplayable draw, and the step
+    cap truncates both worlds at the same public moment: ``max_steps=1`` right after the draw
+    (not in the middle of the kept card's play_drawn decision), ``max_steps=2`` after seat 1's
+    decision (the hidden KEEP is not counted)."""
+    worlds = [_aec_world(card, render_mode="ansi", render_seat=1, max_steps=cap)
+              for card in ("R7", "B7")]
+    for env in worlds:
+        while env.game.current_player == 0 and not any(env.truncations.values()):
+            mask = env.observe("player_0")["action_mask"]
+            env.step(A.KEEP if mask[A.KEEP] else A.DRAW)
+    kept, unplayable = worlds
+    assert kept.game.num_steps == 2 and unplayable.game.num_steps == 1
+    assert kept.render() == unplayable.render()
+    for seat in (1, 2):
+        assert _aec_public(kept, seat) == _aec_public(unplayable, seat)
+    assert all(kept.truncations.values()) == (cap == 1)
+    if cap != 1:
+        for env in worlds:
+            env.step(A.DRAW)  # seat 1: the second public decision
+            assert all(env.truncations.values()) == (cap == 2)
+    images = [_aec_world(card, render_mode="rgb_array", render_seat=1) for card in ("R7", "B7")]
+    for env in images:
+        env.step(A.DRAW)
+        if env.agent_selection == "player_0":
+            env.step(A.KEEP)
+    assert np.array_equal(images[0].render(), images[1].render())
+
+
+def test_r4_2_gymnasium_wrapper_render_info_and_truncation_are_the_same():
+    """R4.2 at the Gymnasium wrapper (learner at seat 1, seat 0 an opponent that draws and
+    keeps): the learner's render, info and observation, and the ``max_steps`` truncation, do not
+    depend on whether seat 0's drawn card was playable."""
+    from uno_mk_env.gym_env import UnoMarioKartGymEnv
+    from uno_mk_env.observation import encode as encode_view
+
+    def draw_then_keep(observation, mask):
+        return A.KEEP if mask[A.KEEP] else A.DRAW
+
+    def world(drawn: str, max_steps: int):
+        env = UnoMarioKartGymEnv(num_players=3, opponents=draw_then_keep, learner_seat=1,
+                                 render_mode="ansi", render_seat="learner", max_steps=max_steps)
+        env.reset(seed=0)
+        env._game, env._seat, env._steps, env._over = _r4_2_world(drawn), 1, 0, False
+        env._history.start(env._game)
+        env._play_opponents()
+        return env
+
+    for cap in (1, 2):
+        kept, unplayable = world("R7", cap), world("B7", cap)
+        assert kept.game.num_steps == 2 and unplayable.game.num_steps == 1  # the KEEP is made
+        assert kept._over == unplayable._over == (cap == 1)
+        assert kept.render() == unplayable.render()
+        a, b = kept._info(), unplayable._info()
+        assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+        assert np.array_equal(encode_view(kept.game.view(1)), encode_view(unplayable.game.view(1)))

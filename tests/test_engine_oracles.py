@@ -39,9 +39,10 @@ CONFIGS: tuple[tuple[str, dict], ...] = (
     *((name, dict(opts)) for name, opts in PRESETS.items()),
     ("target_score_100", {"match": "target_score", "target_score": 100}),
     ("fixed_rounds_2", {"match": "fixed_rounds", "rounds": 2, "uno_catch": "next_player"}),
+    ("any_player_catch", {"uno_catch": "any_player"}),
 )
 PHASES = ("play", "play_drawn", "choose_colour", "choose_target", "challenge")
-CONTEXTS = ("w4", "bob_omb", "start", "no_flip")  # to_dict names, in the state piece's order
+CONTEXTS = ("w4", "bob_omb", "start")  # to_dict names, in the state piece's order (R7.3: no 4th)
 COLOUR_IDS = tuple(range(A.COLOUR_BASE, A.COLOUR_BASE + 4))
 SKIP, REVERSE, DRAW_TWO = 10, 11, 12  # ranks (kind id = 13 * colour + rank)
 
@@ -100,8 +101,11 @@ class Table:
 
     ``pending`` is the seat whose missed UNO is still open (R8: a play left it with one card and no
     call; under ``uno_catch="auto"`` it is settled when the next turn begins, under
-    ``"next_player"`` it closes with the first action of another decider; it ends when the
-    offender draws); ``called`` the seats that called UNO in the current turn; ``drawn`` the card
+    ``"next_player"`` it closes with the first action of another decider, or with the answer of
+    the seat after the offender asked out of turn before the offender's own turn; under
+    ``"any_player"`` every other seat is asked in turn order when the next turn begins, until one
+    catches (the R8 ruling); it ends when the offender draws); ``called`` the seats that called
+    UNO in the current turn; ``drawn`` the card
     the decider just drew (R4.2); ``w4`` the round's latest W4 as (player, previous colour, broke
     R6.1 on the hand it was played from); ``reveal`` (W4 player, challenger) after a challenge.
     """
@@ -134,12 +138,17 @@ class Table:
         p = g.current_player
         return Before(p, g.phase_name, g.active_colour, g.top_card, g.hand(p), d["round"])
 
-    def turn_began(self, d: dict) -> None:
-        if self.rules.uno_catch == "auto":
+    def turn_began(self, seat: int, window: bool = False) -> None:
+        """``seat``'s turn begins (``window``: with the R8 catch window asked first)."""
+        catch, m = self.rules.uno_catch, self.pending
+        if catch == "auto":
             self.pending = None  # R8: the penalty (if still one card) was settled
+        elif m is not None and not window and (catch == "any_player" or m == seat):
+            raise AssertionError(f"R8 ruling: a turn began with seat {m}'s miss pending and no "
+                                 "one was asked first (phase uno_catch)")
         self.called.clear()
-        if d["current_player"] != self.turn:
-            self.previous, self.turn = self.turn, d["current_player"]
+        if seat != self.turn:
+            self.previous, self.turn = self.turn, seat
 
     def after(self, b: Before, action: int, g: Game, d: dict) -> None:
         """Updates what the table knows after ``b.player`` took ``action``."""
@@ -152,6 +161,8 @@ class Table:
         sizes = [len(h) for h in d["hands"]]
         if rules.uno_catch == "next_player" and self.pending not in (None, p):
             self.pending = None  # R8: the window closes with the next decider's first action
+        if b.phase == "uno_catch" and phase != "uno_catch":
+            self.pending = None  # R8 ruling: one catch, or the last seat asked let it pass
         if action == A.CALL_UNO:
             self.called.add(p)
         if action < A.DRAW and sum(b.hand) == 2 and rules.uno == "on" and p not in self.called:
@@ -165,19 +176,43 @@ class Table:
             self.drawn = self._drawn_card(b, g, d)
         elif phase != "play_drawn":
             self.drawn = None
-        if phase == "play" and action not in (A.CALL_UNO, A.CATCH_UNO):
-            self.turn_began(d)
+        if b.phase == "uno_catch" and phase == "play":
+            assert d["current_player"] == self.turn, "after the catch window the turn begins"
+        elif phase == "play" and action not in (A.CALL_UNO, A.CATCH_UNO):
+            self.turn_began(d["current_player"])
+        elif phase == "uno_catch" and b.phase != "uno_catch":
+            self.turn_began(d["turn_player"], window=True)
         if self.pending is not None and sizes[self.pending] != 1:
             self.pending = None  # R8: the offender drew, it no longer holds one uncalled card
+        if phase == "uno_catch":
+            self.check_asked(b, d)
+        self.colour_context(action, phase, d)
+
+    def colour_context(self, action: int, phase: str | None, d: dict) -> None:
+        """Why a colour is being chosen (R6, R7.2, R3.3)."""
         if phase != "choose_colour":
             self.context = None
         elif action == W4:
             self.context = "w4"
-        elif action == WB:  # a Bob-omb flipped, or nothing to flip (R7)
-            assert d["colour_context"] in ("bob_omb", "no_flip"), d["colour_context"]
+        elif action == WB:  # a Bob-omb flipped (R7.3: there is always a card to flip)
+            assert d["colour_context"] == "bob_omb", d["colour_context"]
             self.context = d["colour_context"]
         else:
             assert action in (A.CALL_UNO, A.CATCH_UNO), f"a colour choice after {action}"
+
+    def check_asked(self, b: Before, d: dict) -> None:
+        """R8 ruling: who is asked out of turn: the seat after the offender first (under
+        "next_player" only before the offender's own turn), then under "any_player" each next
+        seat in turn order, never the offender."""
+        m, n = self.pending, len(d["hands"])
+        assert m is not None, "phase uno_catch without a pending miss"
+        first = b.phase != "uno_catch"
+        asked = (m if first else b.player) + d["direction"]
+        assert d["current_player"] == asked % n != m, (
+            f"uno_catch asks seat {d['current_player']}, expected {asked % n} (offender {m})")
+        if self.rules.uno_catch == "next_player":
+            assert first and d["turn_player"] == m, "next_player asks out of turn only before " \
+                "the offender's own turn, and only once"
 
     def _drawn_card(self, b: Before, g: Game, d: dict) -> int | None:
         """R4.2: the drawn card is offered for play iff it is playable, to its drawer only."""
@@ -225,6 +260,8 @@ def reference_legal(g: Game, t: Table) -> list[int]:
         ids.update(A.TARGET_BASE + k - 1 for k in range(1, g.num_players))
     elif phase == "challenge":
         ids.update((A.CHALLENGE, A.ACCEPT))
+    elif phase == "uno_catch":  # R8 ruling: catch, or let the miss pass
+        return [A.ACCEPT, A.CATCH_UNO]
     else:
         raise AssertionError(f"unknown phase {phase!r}")
     m = t.pending
@@ -257,7 +294,7 @@ def reference_state(g: Game, d: dict, t: Table) -> dict[str, np.ndarray]:
     hot("top_card", kind(d["discard_pile"][-1]))
     hot("active_colour", COLOURS.index(d["active_colour"]))
     if not over:
-        hot("phase", PHASES.index(d["phase"]))
+        hot("phase", PHASES.index(d["phase"]) if d["phase"] in PHASES else None)  # uno_catch: 0
         hot("current_player", d["current_player"])
         if d["phase"] == "play_drawn":
             hot("drawn_card", t.drawn)
@@ -408,8 +445,10 @@ def expected_situations(opts: dict) -> set[str]:
     out.add("W4 masked" if rules.w4_strict else "challenge")
     if rules.uno == "on":
         out.add("CALL_UNO")
-        if rules.uno_catch == "next_player":
+        if rules.uno_catch != "auto":
             out.add("CATCH_UNO")
+        if rules.uno_catch == "any_player":
+            out.add("uno_catch")
     if rules.match != "single_round":
         out.add("round 2+")
     return out
@@ -514,13 +553,16 @@ def test_every_state_piece_has_a_reference():
 def test_a_winner_who_missed_uno_has_no_pending_miss_once_out():
     """R8: the player who has gone out is never penalised, so no miss of theirs is pending. (The
     oracle found the engine keeping it at game over, in ``state()`` and every seat's view, after a
-    missed UNO and an extra turn under ``uno_catch="next_player"``.)"""
+    missed UNO and an extra turn under ``uno_catch="next_player"``; since the R8 ruling seat 1 is
+    asked first, out of turn, and lets it pass here.)"""
     g = Game.from_dict({
         "rules": {"num_players": 3, "uno_catch": "next_player"},
         "hands": [["WB", "R3"], ["G2", "GS"], ["B9"]], "draw_pile": ["R9", "Y7"],
         "discard_pile": ["Y5", "R5"], "active_colour": "R", "current_player": 0, "direction": 1,
     })
     g.step(kind("WB"))  # no UNO call; R9 flips: Mushroom, player 0 plays again
+    assert (g.phase_name, g.current_player) == ("uno_catch", 1)
+    g.step(A.ACCEPT)
     g.step(kind("R3"))  # out
     d = g.to_dict()
     assert d["game_over"] and d["winner"] == 0

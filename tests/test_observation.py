@@ -284,27 +284,31 @@ def test_only_the_challenger_sees_the_revealed_hand():
         assert not parts[s]["revealed_hand"].any() and not parts[s]["revealed_by"].any()
     # Another revealed hand changes what the challenger sees, and nothing anyone else sees.
     d = g.to_dict()
-    assert d["reveal"]["hand"] == ["R3", "G5", "WB"]
-    g2 = Game.from_dict({**d, "reveal": {**d["reveal"], "hand": ["Y9", "G5", "WB"]}})
+    assert d["reveals"] == [{"player": 0, "to": 1, "hand": ["R3", "G5", "WB"]}]
+    g2 = Game.from_dict({**d, "reveals": [{**d["reveals"][0], "hand": ["Y9", "G5", "WB"]}]})
     assert not np.array_equal(O.encode(g2.view(1)), O.encode(g.view(1)))
     for s in (0, 2):
         np.testing.assert_array_equal(O.encode(g2.view(s)), O.encode(g.view(s)))
 
 
 def test_revealed_hand_never_reaches_a_non_challenger_in_random_games():
+    """R6.3: each challenger (and only it) sees the hand its latest challenge revealed, for the
+    rest of the round, whatever other seats challenge later."""
     reveals = 0
     for n in (2, 3, 5):
         seen = None
         for g in random_states(Rules(num_players=n), seed=11 * n, steps=4000):
-            if g.reveal is None or g.reveal == seen:
+            if not g.reveals or g.reveals == seen:
                 continue
-            seen = g.reveal  # check each reveal once, right after the challenge
+            seen = g.reveals  # check each new set of reveals once, right after the challenge
             reveals += 1
-            w4_player, challenger, _ = g.reveal
+            by_challenger = {to: (w4p, shown) for w4p, to, shown in g.reveals}
             for s in range(n):
                 parts = O.split(O.encode(g.view(s)))
-                if s == challenger:
+                if s in by_challenger:
+                    w4_player, shown = by_challenger[s]
                     assert parts["revealed_by"][(w4_player - s) % n] == 1
+                    assert parts["revealed_hand"].sum() == len(shown)
                 else:
                     assert not parts["revealed_hand"].any() and not parts["revealed_by"].any()
     assert reveals > 0

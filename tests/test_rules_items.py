@@ -20,7 +20,18 @@ from scenario import (
 )
 
 from uno_mk_env import actions as A
-from uno_mk_env.cards import BANANA, BOB_OMB, GREEN_SHELL, LIGHTNING, MUSHROOM, kind
+from uno_mk_env.cards import (
+    BANANA,
+    BOB_OMB,
+    CODES,
+    COPIES,
+    DECK,
+    GREEN_SHELL,
+    LIGHTNING,
+    MUSHROOM,
+    kind,
+)
+from uno_mk_env.errors import StateError
 
 HANDS4 = ["WB G5 B3 Y1", "G1 B1 Y3", "B2 Y4 G8", "R4 G2 B6"]
 REST = "Y5 Y6 Y7 Y8 B7 B8"
@@ -268,16 +279,28 @@ def test_r7_3_card_under_the_item_box_is_reshuffled_and_flipped():
     assert (g.current_player, top(g), colour(g)) == (0, "R7", "R")
 
 
-def test_r7_3_engine_no_flip_fallback_names_a_colour():
-    """R7.3 (engine fallback, unreachable at a real table): a WB with nothing to flip fires no
-    item; P names a colour and play passes on."""
-    g = make({"rules": {"num_players": 3}, "hands": ["G5 B3", "G1 B1 Y3", "B2 Y4 G8"],
-              "discard_pile": "WB", "active_colour": "R", "phase": "choose_colour",
+def test_r7_3_nothing_to_flip_cannot_occur_and_a_position_claiming_it_is_refused():
+    """R7.3: there is always a card to flip (the discard pile holds a card under the WB), so a
+    colour choice "because nothing could be flipped" is no position of a real game."""
+    with pytest.raises(StateError, match="colour_context"):
+        make({"rules": {"num_players": 3}, "hands": ["G5 B3", "G1 B1 Y3", "B2 Y4 G8"],
+              "discard_pile": "R7 WB", "active_colour": "R", "phase": "choose_colour",
               "colour_context": "no_flip"})
-    assert legal_names(g) == COLOURS
-    do(g, "COLOUR(B)")
-    assert (g.current_player, g.phase_name, colour(g)) == (1, "play", "B")
-    assert hand_codes(g, 0) == cards("G5 B3")
+
+
+def test_r7_3_the_last_card_under_the_item_box_is_flipped_with_every_other_card_held():
+    """R7.3: the tightest case: all 112 cards are in the hands but for the start card and the
+    WB played on it; the start card is reshuffled into the draw pile and flipped."""
+    rest = list(DECK)
+    for code in ("R7", "WB", "R5"):
+        rest.remove(kind(code))
+    hand0 = [kind("WB"), kind("R5")]
+    others = [rest[i::2] for i in range(2)]
+    g = make({"rules": {"num_players": 3}, "discard_pile": "R7", "draw_pile": "",
+              "hands": [[CODES[k] for k in h] for h in (hand0, *others)]})
+    assert sum(len(hand_codes(g, s)) for s in range(3)) == sum(COPIES) - 1
+    do(g, "PLAY(WB)")
+    assert events_of(g, "flip") == [("flip", 0, kind("R7"))] and item_events(g) == [MUSHROOM]
 
 
 # ----------------------------------------------------------------- R7.4 WB as the last card
@@ -358,3 +381,19 @@ def test_r7_4_none_skips_the_flip():
     assert discard_pile(g) == ["R7", "WB"]
     assert draw_pile(g) == ["Y2", *REST.split()]
     assert g.scores == [5 + 14 + 12, 0, 0, 0]
+
+
+def test_r7_3_a_view_claiming_nothing_to_flip_is_refused_by_from_view():
+    """R7.3: ``Game.from_view`` refuses a (tampered) view whose colour choice is "nothing to
+    flip", naming the field."""
+    import numpy as np
+
+    from uno_mk_env import Game
+    from uno_mk_env.view import COLOUR_NO_FLIP
+
+    g = make({"rules": {"num_players": 3}, "hands": ["W4 G5 B3", "G1 B1 Y3", "B2 Y4 G8"],
+              "discard_pile": "R7", "draw_pile": REST})
+    do(g, "PLAY(W4)")
+    view = g.view(1)._replace(colour_context=COLOUR_NO_FLIP)
+    with pytest.raises(StateError, match="colour_context"):
+        Game.from_view(view, np.random.default_rng(0))

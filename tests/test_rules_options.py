@@ -270,3 +270,26 @@ def test_preset_overrides_are_validated() -> None:
         preset("strict", num_players=11)
     with pytest.raises(RulesError, match="colours"):
         preset("czech", colours=5)
+
+
+@pytest.mark.parametrize("value", [10**5000, -(10**30), "x" * 10_000],
+                         ids=["5001-digit int", "31-digit int", "10000-char string"])
+def test_a_huge_or_long_option_value_is_one_bounded_line(value):
+    """Issue #24.9: ``Rules(hand_size=<5,000 digits>)`` formatted the value with ``repr``, past
+    Python's int-string limit (a ``ValueError`` traceback) or into a huge line; now one
+    ``RulesError`` line of bounded length naming the option and what it allows."""
+    with pytest.raises(RulesError, match="^rule option hand_size=") as info:
+        Rules(hand_size=value)
+    message = str(info.value)
+    assert "allowed: int 1–15" in message and len(message) < 160 and "\n" not in message
+
+
+@pytest.mark.parametrize("digits", [19, 4000, 5000])
+def test_cli_rule_with_a_huge_number_is_one_line_naming_the_option(digits):
+    """Issue #24.9: ``--rule hand_size=<5,000 digits>`` traced back in ``int()``; now one
+    ``CLIError`` line naming the option and the allowed range (the CLI prints it, exit 2)."""
+    from uno_mk_env.cli.common import CLIError, rules_from_args
+
+    with pytest.raises(CLIError, match="^--rule hand_size: .*allowed: int 1–15$") as info:
+        rules_from_args(None, ["hand_size=" + "9" * digits], False)
+    assert len(str(info.value)) < 120

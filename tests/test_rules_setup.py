@@ -330,7 +330,7 @@ def _quick_round(d: dict, winner: int) -> dict:
     hands = [["R5"] if s == winner else next(pairs) for s in range(n)]
     return {**d, "hands": hands, "draw_pile": ["Y3", "Y4"], "discard_pile": ["R7"],
             "active_colour": "R", "current_player": winner, "direction": 1, "phase": "play",
-            "colour_context": None, "drawn_card": None, "w4": None, "reveal": None,
+            "colour_context": None, "drawn_card": None, "w4": None, "reveals": [],
             "uno_miss": None, "uno_called": [False] * n}
 
 

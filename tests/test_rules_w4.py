@@ -236,3 +236,48 @@ def test_r6_4_w4_as_last_card_is_legal_under_strict():
     assert legal_names(g) == {"PLAY(W4)", "DRAW"}
     do(g, "PLAY(W4)")
     assert g.game_over and g.winner == 0
+
+
+def test_r6_3_each_challenger_keeps_the_hand_it_saw_for_the_round():
+    """R6.3 (issue #24.2): 4 players; seat 1 challenges seat 0's legal W4 and sees its hand;
+    later seat 3 challenges seat 2's legal W4. Seat 1 still sees seat 0's hand (view and
+    observation slot), seat 3 sees seat 2's, seats 0 and 2 see none; a state dict keeps both."""
+    import numpy as np
+
+    from uno_mk_env import Game
+    from uno_mk_env.observation import encode, split
+
+    g = make({"rules": {"num_players": 4},
+              "hands": ["W4 G5 B3", "G1 B1 Y3", "W4 Y4 G8", "R4 G2 B6"],
+              "discard_pile": "R7", "draw_pile": PILE + " R2 R3 R5 G3"})
+    play_w4(g, "B")
+    do(g, "CHALLENGE")  # legal (no red): seat 1 draws 6 and is skipped
+    assert sorted(counts_to_codes(g.view(1).revealed_hand)) == cards("G5 B3")
+    assert g.current_player == 2
+    do(g, "PLAY(W4)", "COLOUR(Y)", "CHALLENGE")  # legal (no blue): seat 3 draws 6
+    assert g.current_player == 0
+    views = [g.view(s) for s in range(4)]
+    assert sorted(counts_to_codes(views[1].revealed_hand)) == cards("G5 B3")
+    assert sorted(counts_to_codes(views[3].revealed_hand)) == cards("Y4 G8")
+    assert (views[1].revealed_by, views[3].revealed_by) == (0, 2)
+    assert views[0].revealed_hand is None and views[2].revealed_hand is None
+    obs = split(encode(views[1]))
+    assert obs["revealed_hand"].sum() == 2 and obs["revealed_by"][3] == 1  # seat 0 = 3 after me
+    d = g.to_dict()
+    assert [(r["player"], r["to"]) for r in d["reveals"]] == [(0, 1), (2, 3)]
+    again = Game.from_dict(d)
+    assert again == g and again.view(1) == views[1]
+    sample = Game.from_view(views[1], np.random.default_rng(0))
+    assert sample.view(1).revealed_hand == views[1].revealed_hand
+
+
+def test_r6_3_a_second_challenge_by_the_same_seat_replaces_its_reveal():
+    """R6.3: one reveal per challenger: its latest challenge's hand."""
+    g = make({"rules": {"num_players": 2},
+              "hands": ["W4 W4 G5 B3", "G1 B1 Y3"], "discard_pile": "R7", "draw_pile": PILE})
+    play_w4(g, "B")
+    do(g, "CHALLENGE")  # legal: seat 1 draws 6, skipped; seat 0 plays again (2 players)
+    assert sorted(counts_to_codes(g.view(1).revealed_hand)) == cards("W4 G5 B3")
+    do(g, "PLAY(W4)", "COLOUR(Y)", "CHALLENGE")
+    assert sorted(counts_to_codes(g.view(1).revealed_hand)) == cards("G5 B3")
+    assert len(g.reveals) == 1

@@ -409,8 +409,13 @@ HOSTILE = [  # what an outside audit fed from_dict: each raised a raw error or c
     (("winner",), 1, "'winner'"),  # a winner while the game goes on
     (("scores",), [10**400, 0, 0, 0], "'scores[0]'"),
     (("scores",), [2000, 0, 0, 0], "'scores[0]'"),  # above a single round's 1440
-    (("reveal",), {"player": 0, "to": 1, "hand": ["R1"] * 300}, "'reveal.hand'"),
-    (("reveal",), {"player": 0, "to": 0, "hand": ["R1"]}, "'reveal'"),
+    (("reveals",), [{"player": 0, "to": 1, "hand": ["R1"] * 300}], "'reveals[0].hand'"),
+    (("reveals",), [{"player": 0, "to": 0, "hand": ["R1"]}], "'reveals[0]'"),
+    (("reveals",), [{"player": 0, "to": 1, "hand": []}] * 2, "one reveal per challenger"),
+    (("reveals",), [{"player": 0, "to": 1, "hand": []}] * 5, "'reveals'"),
+    (("reveals",), {"player": 0, "to": 1, "hand": []}, "'reveals'"),
+    (("num_keeps",), 10**9, "'num_keeps'"),  # more KEEPs than decisions
+    (("colour_context",), "no_flip", "'colour_context'"),  # R7.3: never occurs
     (("uno_called",), ["x", False, False, False], "'uno_called[0]'"),
     (("round_hand_points",), [1, 2], "'round_hand_points'"),
     (("dealer",), -1, "'dealer'"),
@@ -571,3 +576,24 @@ def test_from_view_rejects_hand_sizes_that_the_unseen_cards_cannot_fill() -> Non
     sizes[1] += 200
     with pytest.raises(StateError, match="hand_sizes"):
         Game.from_view(view._replace(hand_sizes=tuple(sizes)), np.random.default_rng(0))
+
+
+def test_reveals_accept_the_older_single_reveal_form() -> None:
+    """State dicts of package 0.6 and earlier hold ``reveal`` (one mapping or null) instead of
+    ``reveals`` (a list, one per challenger, R6.3): read as a one-entry list; both at once are
+    refused."""
+    d = _full()
+    del d["reveals"]
+    old = {**d, "reveal": {"player": 0, "to": 1, "hand": ["R1", "G5"]}}
+    g = Game.from_dict(old)
+    assert g.reveals == ((0, 1, tuple(sorted(g.reveals[0][2]))),)
+    assert g.to_dict()["reveals"] == [{"player": 0, "to": 1, "hand": ["R1", "G5"]}]
+    assert Game.from_dict({**d, "reveal": None}).reveals == ()
+    assert_rejected({**old, "reveals": []}, "'reveals'", "'reveal'")
+
+
+def test_num_keeps_defaults_to_zero_in_older_state_dicts() -> None:
+    """``num_keeps`` (the hidden KEEPs among ``num_steps``) is new: an older dict reads as 0."""
+    d = _full()
+    del d["num_keeps"]
+    assert Game.from_dict(d).num_keeps == 0

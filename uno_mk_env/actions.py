@@ -7,7 +7,7 @@ an offset.
 from __future__ import annotations
 
 from .cards import CODES, COLOUR_NAMES, NUM_COLOURS, NUM_KINDS
-from .phases import DECISION_PHASES, PHASE_NAMES, Phase  # noqa: F401  (re-exported)
+from .phases import DECISION_PHASES, PHASE_NAMES, TURN_PHASES, Phase  # noqa: F401  (re-exported)
 from .rules import MAX_PLAYERS
 
 PLAY_BASE = 0  #: ``PLAY(kind)`` = ``PLAY_BASE + kind``, kinds 0-53
@@ -24,8 +24,8 @@ NUM_ACTIONS = CATCH_UNO + 1  # 73
 
 # The phases live in :mod:`uno_mk_env.phases` (``Phase``); these names are kept for code written
 # against package 0.3 (``CHALLENGE_PHASE`` because ``CHALLENGE`` is the action).
-PLAY, PLAY_DRAWN, CHOOSE_COLOUR, CHOOSE_TARGET, CHALLENGE_PHASE, GAME_OVER = Phase
-NUM_PHASES = len(DECISION_PHASES)  #: decision phases (the observation's one-hot width)
+PLAY, PLAY_DRAWN, CHOOSE_COLOUR, CHOOSE_TARGET, CHALLENGE_PHASE, GAME_OVER, UNO_CATCH = Phase
+NUM_PHASES = len(TURN_PHASES)  #: the observation's phase one-hot width (5, ``UNO_CATCH`` all 0)
 
 
 def play(kind: int) -> int:
@@ -77,10 +77,12 @@ ACTION_TABLE: tuple[tuple[str, str, str], ...] = (
     (f"{TARGET_BASE}–{CHALLENGE - 1}", "`TARGET(+1 … +9)`: the opponent that many seats clockwise",
      "`choose_target` (Green Shell); only offsets < number of players"),
     (f"{CHALLENGE}", "`CHALLENGE`", "`challenge` (the player hit by a W4)"),
-    (f"{ACCEPT}", "`ACCEPT` (take the 4 cards)", "`challenge`"),
+    (f"{ACCEPT}", "`ACCEPT` (take the 4 cards; in `uno_catch`: let the missed UNO pass)",
+     "`challenge`; `uno_catch`"),
     (f"{CALL_UNO}", "`CALL_UNO`",
      "`play` / `play_drawn` while holding exactly 2 cards, not yet called; does not end the turn"),
     (f"{CATCH_UNO}", "`CATCH_UNO`",
-     "only with `uno_catch=\"next_player\"`: the first decision of the next other decider after "
-     "a player was left with one uncalled card; does not end the turn"),
+     "a player was left with one uncalled card (R8): with `uno_catch=\"next_player\"` in the "
+     "first decision of the next other decider (does not end its turn), or in `uno_catch`; with "
+     "`uno_catch=\"any_player\"` in `uno_catch`"),
 )

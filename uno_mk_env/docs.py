@@ -65,11 +65,13 @@ PHASE_DOCS: dict[str, str] = {
     "play": "a turn: play a card (R4.1), `DRAW` (R4.2), `CALL_UNO` (R8)",
     "play_drawn": "after a voluntary draw of a playable card: play it or `KEEP` it (R4.2), "
                   "`CALL_UNO` (R8)",
-    "choose_colour": "name a colour after a W4 (R6), a Bob-omb (R7.2), a WB start card (R3.3) "
-                     "or when nothing could be flipped (R7.3)",
+    "choose_colour": "name a colour after a W4 (R6), a Bob-omb (R7.2) or a WB start card (R3.3)",
     "choose_target": "pick the Green Shell's victim (R7.2)",
     "challenge": "the player hit by a W4: `CHALLENGE` or `ACCEPT` (R6.3)",
     "game_over": "terminal: no decider (`current_player` is -1), no legal action",
+    "uno_catch": "out of turn, at the start of `turn_player`'s turn (R8 ruling; `uno_catch` "
+                 "`\"next_player\"`/`\"any_player\"` only): `CATCH_UNO` the missed UNO of "
+                 "`uno_catchable`, or let it pass (`ACCEPT`)",
 }
 
 
@@ -104,17 +106,18 @@ VIEW_DOCS: dict[str, str] = {
     "discard_counts": "the discard pile: `bytes` of 54 counts per kind",
     "w4_player": "seat that played this round's latest W4, or -1",
     "w4_prev_colour": "active colour before that W4, or -1",
-    "revealed_hand": "the W4 player's hand this seat saw by challenging (counts), or `None`",
+    "revealed_hand": "the W4 player's hand this seat saw by its latest challenge this round "
+                     "(counts; another seat's later challenge does not erase it), or `None`",
     "revealed_by": "whose hand that was, or -1",
     "last_item": "item last fired this round (`cards.ITEM_NAMES` index), or -1",
-    "uno_catchable": "seat whose missed UNO may be caught now (`uno_catch=\"next_player\"`), "
-                     "or -1",
+    "uno_catchable": "seat whose missed UNO may be caught now (`uno_catch` `\"next_player\"` or "
+                     "`\"any_player\"`), or -1",
     "uno_pending": "seat holding one card without a call whose penalty or catch is still open, "
                    "or -1",
     "dealer": "this round's dealer",
     "round": "round number, from 1",
-    "colour_context": "why a colour is being chosen: 0 W4, 1 Bob-omb, 2 start card, 3 nothing "
-                      "to flip; -1 outside `choose_colour`",
+    "colour_context": "why a colour is being chosen: 0 W4, 1 Bob-omb, 2 start card (3 is never "
+                      "used, R7.3); -1 outside `choose_colour`",
     "idle_turns": "turns in a row whose voluntary draw found nothing (R9)",
     "turn_player": "seat whose turn it is",
     "previous_turn_player": "the last other seat whose turn came before, or -1",
@@ -158,8 +161,10 @@ STATE_DOCS: dict[str, str] = {
     "uno_called": "one bool per seat",
     "uno_miss": "seat with a pending missed UNO, or `null`",
     "w4": "the latest W4: `player`, `previous_colour`, `illegal`, `hand_size`; or `null`",
-    "colour_context": "why a colour is chosen (`w4`, `bob_omb`, `start`, `no_flip`), or `null`",
-    "reveal": "a challenge's revealed hand: `player`, `to`, `hand`; or `null`",
+    "colour_context": "why a colour is chosen (`w4`, `bob_omb`, `start`), or `null`",
+    "reveals": "the hands challenges revealed this round, one per challenger (its latest): a "
+               "list of `player`, `to`, `hand` (older dicts' `reveal`, one or `null`, is read "
+               "too)",
     "last_item": "item name last fired this round, or `null`",
     "idle_turns": "stalemate count (R9)",
     "turn_player": "seat whose turn it is",
@@ -171,6 +176,8 @@ STATE_DOCS: dict[str, str] = {
     "round_winner": "the latest round's winner, or `null`",
     "round_hand_points": "each seat's hand points when the latest round ended, or `null`",
     "num_steps": "decisions taken",
+    "num_keeps": "of those, `KEEP`s (hidden from other seats: the public count is "
+                 "`num_steps - num_keeps`, `Game.public_steps`)",
     "rng": "the game's bit-generator state (big integers as strings)",
 }
 
@@ -259,7 +266,8 @@ ENV_ARGUMENT_DOCS: dict[str, str] = {
                    "every step (`\"human\"`; the image modes need the `render` extra)",
     "reward": "`\"win\"`: +1 to the winner, −1/(N−1) to the others; `\"points\"`: round points "
               "/ 100 (see [Rewards](#rewards))",
-    "max_steps": "decisions per episode before every agent is truncated (`None`: no limit)",
+    "max_steps": "decisions per episode before every agent is truncated (`None`: no limit; a "
+                 "`KEEP` is not counted nor a `play_drawn` decision cut off, R4.2)",
     "render_seat": "whose view is rendered: `None` = the spectator's image (every hand face up) "
                    "and the deciding seat's text; a seat = only what it may know",
     "illegal_reward": "`env()` only: the mover's reward when an illegal action ends the episode "
@@ -281,7 +289,7 @@ def env_arguments() -> str:
         "reward": " / ".join(f'`"{m}"`' for m in REWARD_MODES),
         "max_steps": "int ≥ 1 / `None`",
         "render_seat": f"`None` / int 0–{high - 1}",
-        "illegal_reward": "float",
+        "illegal_reward": "finite float",
     }
     names = [n for n, p in params.items()
              if n != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
@@ -304,7 +312,12 @@ def env_versions() -> str:
 
     module = importlib.import_module(f"{__package__}.uno_mario_kart_v0")
     section = module.__doc__.split("Version History\n", 1)[1]
-    entries = [line.strip() for line in section.splitlines() if line.strip()]
+    entries: list[str] = []
+    for line in filter(None, map(str.strip, section.splitlines())):
+        if re.match(r"v\d", line) or not entries:  # an entry starts with its env version
+            entries.append(line)
+        else:
+            entries[-1] += " " + line
     return "\n".join(f"- {entry}" for entry in entries)
 
 

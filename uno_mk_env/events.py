@@ -11,6 +11,7 @@
     ("challenge", challenger, w4_player, w4_was_illegal)
     ("reveal", w4_player, challenger, (kinds...))
     ("uno", seat)                            ("catch", catcher or -1 when automatic, offender)
+    ("let_pass", seat, offender)             (a missed UNO not caught, phase uno_catch, R8)
     ("reshuffle", n_cards)                   ("stalemate",)
     ("round_end", winner_or_None, points, (scores...))
 
@@ -75,7 +76,7 @@ def event_to_dict(event: tuple) -> dict[str, Any]:
     if kind == "reveal":
         hand = None if event[3] is None else [CODES[k] for k in event[3]]
         return {"type": kind, "player": event[1], "to": event[2], "hand": hand}
-    if kind == "catch":
+    if kind in ("catch", "let_pass"):
         return {"type": kind, "player": None if event[1] < 0 else event[1], "offender": event[2]}
     if kind == "reshuffle":
         return {"type": kind, "count": event[1]}

@@ -54,7 +54,6 @@ from .view import (
     COLOUR_AFTER_BOB_OMB,
     COLOUR_AFTER_W4,
     COLOUR_AT_START,
-    COLOUR_NO_FLIP,
     NO_CARD,
     VOID_MEMORY,
     PlayerView,
@@ -65,7 +64,7 @@ if TYPE_CHECKING:
 
 __all__ = ["EVENT_LOGS", "Game", "IllegalActionError", "PlayerView", "StateError"]
 
-PLAY, PLAY_DRAWN, CHOOSE_COLOUR, CHOOSE_TARGET, CHALLENGE, GAME_OVER = Phase  # hot-path names
+PLAY, PLAY_DRAWN, CHOOSE_COLOUR, CHOOSE_TARGET, CHALLENGE, GAME_OVER, UNO_CATCH = Phase  # hot path
 _NO_CARD = NO_CARD
 _IDS_0, _IDS_1, _IDS_2, _IDS_3, _IDS_4 = PLAY_IDS
 #: ``evidence.translate(_FADE[k])``: every byte lowered by ``k``, floored at 0 (k drawn cards).
@@ -73,6 +72,7 @@ _FADE = tuple(bytes(max(v - k, 0) for v in range(256)) for k in range(VOID_MEMOR
 _DRAW, _KEEP, _CALL_UNO, _CATCH_UNO = A.DRAW, A.KEEP, A.CALL_UNO, A.CATCH_UNO
 _COLOUR_ACTIONS = tuple(range(A.COLOUR_BASE, A.COLOUR_BASE + NUM_COLOURS))
 _CHALLENGE_ACTIONS = (A.CHALLENGE, A.ACCEPT)
+_CATCH_ACTIONS = (A.ACCEPT, A.CATCH_UNO)  # R8 out of turn: let the miss pass, or catch it
 #: Green Shell targets TARGET(+1 .. +N-1) by player count N.
 _TARGET_ACTIONS = {
     n: tuple(range(A.TARGET_BASE, A.TARGET_BASE + n - 1))
@@ -110,9 +110,12 @@ class Game:
     Attributes (read-only for users): ``current_player`` (the decider, ``-1`` when the game is
     over), ``phase`` (int, see ``phase_name``), ``direction``, ``dealer``, ``scores``, ``winner``,
     ``round_over`` (the last step ended a round; in multi-round matches the next round is
-    already dealt), ``round_winner`` and ``round_hand_points`` (each seat's hand points when the
-    latest round ended), ``game_over``, ``events`` (the omniscient log, see ``event_log``;
-    ``events_for(seat)`` filters it), ``events_start`` (how many earlier events were dropped).
+    already dealt), ``num_steps`` (decisions taken; ``num_keeps`` of them ``KEEP``s, hidden from
+    other seats, and :attr:`public_steps` the others), ``reveals`` (R6.3: each challenger's
+    latest revealed hand this round), ``round_winner`` and ``round_hand_points`` (each seat's
+    hand points when the latest round ended), ``game_over``, ``events`` (the omniscient log,
+    see ``event_log``; ``events_for(seat)`` filters it), ``events_start`` (how many earlier
+    events were dropped).
     """
 
     __slots__ = (
@@ -121,11 +124,12 @@ class Game:
         "current_player", "direction", "phase", "dealer", "scores", "round", "drawn",
         "uno_called", "uno_miss", "w4_player", "w4_prev_colour", "w4_illegal", "w4_hand_size",
         "colour_context",
-        "reveal", "last_item", "idle_turns", "turn_player", "previous_turn_player",
+        "reveals", "last_item", "idle_turns", "turn_player", "previous_turn_player",
         "void_evidence",
         "round_over", "game_over", "winner", "round_winner", "round_hand_points", "num_steps",
+        "num_keeps",
         "events", "events_start", "event_log", "_round_start", "_legal",
-        "_uno_on", "_catch_auto", "_w4_strict",
+        "_uno_on", "_catch_auto", "_catch_any", "_w4_strict",
     )
 
     def __init__(
@@ -161,11 +165,13 @@ class Game:
         self.round_winner: int | None = None
         self.round_hand_points: tuple[int, ...] | None = None
         self.num_steps = 0
+        self.num_keeps = 0
         self.events: list[tuple] = []
         self.events_start = 0
         self._round_start = 0
         self._uno_on = rules.uno == "on"
         self._catch_auto = rules.uno_catch == "auto"
+        self._catch_any = rules.uno_catch == "any_player"
         self._w4_strict = rules.w4_strict
         self._reset_round_state()
 
@@ -189,7 +195,9 @@ class Game:
         self.w4_illegal = False
         self.w4_hand_size = -1
         self.colour_context = -1
-        self.reveal: tuple[int, int, tuple[int, ...]] | None = None
+        #: R6.3: ``(w4_player, challenger, shown kinds)`` per challenger this round, oldest
+        #: first; a challenger's later challenge replaces its earlier reveal.
+        self.reveals: tuple[tuple[int, int, tuple[int, ...]], ...] = ()
         self.last_item = -1
         self.idle_turns = 0
         self.turn_player = -1
@@ -281,6 +289,19 @@ class Game:
         self._rng_source = None
 
     @property
+    def reveal(self) -> tuple[int, int, tuple[int, ...]] | None:
+        """The round's latest challenge reveal ``(w4_player, challenger, shown kinds)`` or
+        ``None``; :attr:`reveals` keeps one per challenger."""
+        return self.reveals[-1] if self.reveals else None
+
+    @property
+    def public_steps(self) -> int:
+        """Decisions every seat can count: :attr:`num_steps` without the ``KEEP`` decisions,
+        which other seats cannot tell from the draw before them (R4.2). The env's
+        ``max_steps``, the rendered tables and replays count these."""
+        return self.num_steps - self.num_keeps
+
+    @property
     def phase_name(self) -> str:
         """The current phase as its name (docs/api.md#actions-and-phases)."""
         return PHASE_NAMES[self.phase]
@@ -345,11 +366,14 @@ class Game:
             ids = _TARGET_ACTIONS[self.num_players]
         elif phase == CHALLENGE:
             ids = _CHALLENGE_ACTIONS
+        elif phase == UNO_CATCH:
+            return _CATCH_ACTIONS
         else:
             return ()
         m = self.uno_miss
-        if m >= 0 and not self._catch_auto and m != p and self.sizes[m] == 1:
-            ids += (_CATCH_UNO,)
+        if m >= 0 and not self._catch_auto and m != p and self.sizes[m] == 1 and (
+                not self._catch_any):
+            ids += (_CATCH_UNO,)  # R8 "next_player": at the next other decider's first decision
         return ids
 
     def _w4_is_legal(self, seat: int) -> bool:
@@ -384,14 +408,9 @@ class Game:
         self.round_over = False
         self.num_steps += 1
         p = self.current_player
-        if self.uno_miss >= 0 and not self._catch_auto and p != self.uno_miss:
-            if action == _CATCH_UNO:  # R8: caught; the catcher still decides
-                offender = self.uno_miss
-                self.uno_miss = -1
-                self.events.append(("catch", p, offender))
-                self._draw(offender, self.rules.uno_penalty, "uno_penalty")
-                return
-            self.uno_miss = -1  # the catch window closes with the next decider's first action
+        if self.uno_miss >= 0 and not self._catch_auto and p != self.uno_miss and (
+                self._catch_window(p, action)):
+            return
         phase = self.phase
         if phase == PLAY:
             if action < _DRAW:
@@ -404,6 +423,7 @@ class Game:
             if action < _DRAW:
                 self._play(p, action)
             elif action == _KEEP:
+                self.num_keeps += 1
                 self.events.append(("keep", p))
                 self._begin_turn((p + self.direction) % self.num_players)
             else:
@@ -442,9 +462,53 @@ class Game:
             self.turn_player = seat
         if self.sizes[seat] != 1:
             self.uno_called[seat] = False
+        self.drawn = _NO_CARD
+        if m >= 0 and not self._catch_auto and (self._catch_any or seat == m):
+            # R8 ruling: the window opens now, before the turn's first decision; the players
+            # after the offender are asked out of turn (under "next_player" only when this is
+            # the offender's own turn: otherwise the turn's player is asked at its decision)
+            self.current_player = self.next_seat(m)
+            self.phase = UNO_CATCH
+            return
         self.current_player = seat
         self.phase = PLAY
-        self.drawn = _NO_CARD
+
+    def _catch_window(self, p: int, action: int) -> bool:
+        """R8 with a pending miss and ``p`` (not the offender) deciding: True if ``action`` was
+        the window's own decision (a catch, or the answer in phase ``uno_catch``)."""
+        if self.phase == UNO_CATCH:
+            self._answer_catch(p, action == _CATCH_UNO)
+            return True
+        if self._catch_any:  # its window opens at the start of the next turn only
+            return False
+        if action == _CATCH_UNO:  # "next_player": caught; the catcher still decides
+            self._catch(p)
+            return True
+        self.uno_miss = -1  # the window closes with the next decider's first action
+        return False
+
+    def _catch(self, p: int) -> None:
+        """R8: ``p`` catches the missed UNO; the offender draws the penalty."""
+        offender = self.uno_miss
+        self.uno_miss = -1
+        self.events.append(("catch", p, offender))
+        self._draw(offender, self.rules.uno_penalty, "uno_penalty")
+
+    def _answer_catch(self, p: int, catch: bool) -> None:
+        """R8 ruling, phase ``uno_catch``: ``p`` catches (the window ends) or lets the miss pass;
+        under ``"any_player"`` the next player in turn order from the offender is asked then,
+        until the turn comes back to the offender. Then the turn's player decides."""
+        if catch:
+            self._catch(p)
+        else:
+            self.events.append(("let_pass", p, self.uno_miss))
+            nxt = self.next_seat(p)
+            if self._catch_any and nxt != self.uno_miss:
+                self.current_player = nxt
+                return
+            self.uno_miss = -1
+        self.current_player = self.turn_player
+        self.phase = PLAY
 
     def _pass_turn(self, seat: int, skip: int = 0) -> None:
         """Play passes on from ``seat``, skipping ``skip`` players."""
@@ -564,7 +628,7 @@ class Game:
             self._begin_turn((self.dealer + 1) % self.num_players)
         elif self.sizes[p] == 0:  # a last-card WB whose Bob-omb drew nothing (R7.4 "full")
             self._end_round(p)
-        else:  # Bob-omb or nothing to flip: play passes on
+        else:  # Bob-omb: play passes on
             self._pass_turn(p)
 
     def _resolve_challenge(self, victim: int, challenge: bool) -> None:
@@ -579,7 +643,8 @@ class Game:
         illegal = self.w4_illegal
         self.events.append(("challenge", victim, w4p, illegal))
         shown = counts_to_kinds(self.hands[w4p])
-        self.reveal = (w4p, victim, shown)
+        # R6.3: each challenger keeps what it saw for the round (its own latest challenge)
+        self.reveals = (*(r for r in self.reveals if r[1] != victim), (w4p, victim, shown))
         self.events.append(("reveal", w4p, victim, shown))
         if illegal:
             self._draw(w4p, 4, "challenge_won")
@@ -596,15 +661,9 @@ class Game:
             return
         if not self.draw_pile:
             self._refill()
-        if not self.draw_pile:
-            # R7.3 says this cannot happen at a real table (111 cards in hands); the engine
-            # still handles it: nothing flips, no item fires, the player names a colour.
-            if out:
-                self._end_round(p)
-                return
-            self.phase = CHOOSE_COLOUR
-            self.colour_context = COLOUR_NO_FLIP
-            return
+        # R7.3: the discard pile holds the WB on the card it was played on (at least the start
+        # card), so the refill always leaves a card to flip
+        assert self.draw_pile, "R7.3: a Wild Item Box always has a card to flip"
         flipped = self.draw_pile.pop()
         self.discard.append(flipped)
         self.discard_counts[flipped] += 1
@@ -737,13 +796,15 @@ class Game:
         if not 0 <= seat < self.num_players:
             raise ValueError(f"seat {seat} out of range 0-{self.num_players - 1}")
         decider = self.current_player == seat
-        reveal = self.reveal
         revealed = None
-        if reveal is not None and reveal[1] == seat:
-            counts = bytearray(NUM_KINDS)
-            for k in reveal[2]:
-                counts[k] += 1
-            revealed = bytes(counts)
+        revealed_by = -1
+        for w4p, to, shown in self.reveals:
+            if to == seat:
+                counts = bytearray(NUM_KINDS)
+                for k in shown:
+                    counts[k] += 1
+                revealed = bytes(counts)
+                revealed_by = w4p
         m = self.uno_miss
         # Positional construction (fields in PlayerView order) is 4x faster than keywords; the
         # view is built at every decision by agents and the observation encoder.
@@ -767,7 +828,7 @@ class Game:
             self.w4_player,
             self.w4_prev_colour,
             revealed,
-            reveal[0] if revealed is not None else -1,  # type: ignore[index]
+            revealed_by,
             self.last_item,
             m if (m >= 0 and not self._catch_auto and self.sizes[m] == 1) else -1,
             m,

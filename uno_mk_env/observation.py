@@ -31,7 +31,7 @@ import numpy as np
 from . import actions as A
 from .cards import COPIES, NUM_CARDS, NUM_COLOURS, NUM_ITEMS, NUM_KINDS
 from .game import Game
-from .phases import DECISION_PHASES, PHASE_NAMES
+from .phases import PHASE_NAMES, TURN_PHASES
 from .rewards import POINTS_SCALE
 from .rules import MAX_PLAYERS, Rules, max_score
 from .view import VOID_MEMORY, PlayerView
@@ -39,7 +39,7 @@ from .view import VOID_MEMORY, PlayerView
 MAX_SEATS = MAX_PLAYERS  #: slots of every per-seat block (relative seats 0-9, 0 = the observer)
 SCORE_SCALE = POINTS_SCALE  #: scores are divided by this (the unit of ``reward="points"``)
 MAX_ROUND = 255  #: the round number is clipped here (it is stored as a byte)
-NUM_COLOUR_CONTEXTS = 4  #: why a colour is being chosen: W4, Bob-omb, start card, nothing flipped
+NUM_COLOUR_CONTEXTS = 4  #: why a colour is being chosen: W4, Bob-omb, start card (4th: unused)
 
 __all__ = [
     "OBS_PIECES", "OBS_SIZE", "OBS_SLICES", "STATE_PIECES", "STATE_SIZE", "STATE_SLICES",
@@ -66,7 +66,7 @@ class Piece(NamedTuple):
     high: float | tuple[float, ...] | None = 1.0
 
 
-_PHASES = ", ".join(PHASE_NAMES[:len(DECISION_PHASES)])
+_PHASES = ", ".join(PHASE_NAMES[:len(TURN_PHASES)])
 _SEATS = "slot k = the seat k places clockwise from me (0 = me); unused slots 0"
 
 #: The observation layout, in order (docs/api.md#observation).
@@ -74,8 +74,9 @@ OBS_PIECES: tuple[Piece, ...] = (
     Piece("hand", NUM_KINDS, "my hand: number of cards of each kind (kind id order)", COPIES),
     Piece("top_card", NUM_KINDS, "one-hot kind of the top card of the discard pile"),
     Piece("active_colour", NUM_COLOURS, "one-hot active colour (R, Y, G, B)"),
-    Piece("phase", len(DECISION_PHASES),
-          f"one-hot decision phase ({_PHASES}); all 0 once the game is over"),
+    Piece("phase", len(TURN_PHASES),
+          f"one-hot decision phase ({_PHASES}); all 0 once the game is over, and in phase "
+          "`uno_catch` (then `decider` and `uno_catchable` are set)"),
     Piece("drawn_card", NUM_KINDS,
           "one-hot kind of the card I just drew, only while I decide in `play_drawn`"),
     Piece("direction", 1, "1 = clockwise, 0 = counter-clockwise"),
@@ -89,7 +90,7 @@ OBS_PIECES: tuple[Piece, ...] = (
           "one-hot relative seat of the player whose turn came before the current turn"),
     Piece("uno_catchable", MAX_SEATS,
           "one-hot relative seat of a player whose missed UNO can be caught now "
-          "(`uno_catch=\"next_player\"` only)"),
+          "(`uno_catch` \"next_player\" or \"any_player\")"),
     Piece("uno_pending", MAX_SEATS,
           "one-hot relative seat of a player left with one card and no UNO call whose penalty "
           "or catch is still open"),
@@ -100,14 +101,16 @@ OBS_PIECES: tuple[Piece, ...] = (
           "one-hot active colour before this round's latest Wild Draw Four (0 if none)"),
     Piece("w4_player", MAX_SEATS, "one-hot relative seat of who played that Wild Draw Four"),
     Piece("revealed_hand", NUM_KINDS,
-          "the W4 player's hand shown to me by my challenge this round, per kind (0 otherwise)",
+          "the W4 player's hand shown to me by my (latest) challenge this round, per kind "
+          "(0 otherwise; another seat's later challenge does not erase it)",
           COPIES),
     Piece("revealed_by", MAX_SEATS, "one-hot relative seat of the player whose hand I saw"),
     Piece("last_item", NUM_ITEMS,
           "one-hot item last activated this round (Mushroom, Banana Peel, Green Shell, "
           "Lightning, Bob-omb)"),
     Piece("colour_context", NUM_COLOUR_CONTEXTS,
-          "one-hot reason of a pending colour choice (W4, Bob-omb, start card, nothing to flip)"),
+          "one-hot reason of a pending colour choice (W4, Bob-omb, start card; the 4th entry "
+          "is never set, R7.3)"),
     Piece("idle_turns", 1, "turns in a row without a card played or drawn (R9 stalemate count)",
           float(MAX_SEATS)),
     Piece("round", 1, f"round number (1-based, clipped at {MAX_ROUND})", float(MAX_ROUND)),
@@ -127,7 +130,8 @@ STATE_PIECES: tuple[Piece, ...] = (
     Piece("discard_counts", NUM_KINDS, "discard pile: number of cards of each kind", COPIES),
     Piece("top_card", NUM_KINDS, "one-hot kind of the top card"),
     Piece("active_colour", NUM_COLOURS, "one-hot active colour"),
-    Piece("phase", len(DECISION_PHASES), f"one-hot decision phase ({_PHASES}); all 0 once over"),
+    Piece("phase", len(TURN_PHASES),
+          f"one-hot decision phase ({_PHASES}); all 0 once over and in `uno_catch`"),
     Piece("current_player", MAX_SEATS, "one-hot seat of the decider; all 0 once over"),
     Piece("drawn_card", NUM_KINDS, "one-hot kind of the card the decider just drew (`play_drawn`)"),
     Piece("direction", 1, "1 = clockwise, 0 = counter-clockwise"),
@@ -140,7 +144,8 @@ STATE_PIECES: tuple[Piece, ...] = (
     Piece("w4_player", MAX_SEATS, "one-hot seat of who played this round's latest W4"),
     Piece("w4_prev_colour", NUM_COLOURS, "one-hot active colour before that W4"),
     Piece("w4_illegal", 1, "1 if that W4 broke R6.1 (hidden from the players)"),
-    Piece("reveal_player", MAX_SEATS, "one-hot seat whose hand a challenge revealed this round"),
+    Piece("reveal_player", MAX_SEATS,
+          "one-hot seat whose hand the round's latest challenge revealed"),
     Piece("reveal_to", MAX_SEATS, "one-hot seat of the challenger who saw it"),
     Piece("last_item", NUM_ITEMS, "one-hot item last activated this round"),
     Piece("colour_context", NUM_COLOUR_CONTEXTS, "one-hot reason of a pending colour choice"),
@@ -222,7 +227,8 @@ def _one_hot_table(width: int) -> tuple[bytes, ...]:
 
 _HOT_KIND = _one_hot_table(NUM_KINDS)
 _HOT_COLOUR = _one_hot_table(NUM_COLOURS)
-_HOT_PHASE = _one_hot_table(len(DECISION_PHASES))  # index GAME_OVER (5) is the all-zero row
+#: index GAME_OVER (5) is the all-zero row, and so is UNO_CATCH (6)
+_HOT_PHASE = (*_one_hot_table(len(TURN_PHASES)), bytes(len(TURN_PHASES)))
 _HOT_ITEM = _one_hot_table(NUM_ITEMS)
 _HOT_CONTEXT = _one_hot_table(NUM_COLOUR_CONTEXTS)
 _HOT_SEAT = _one_hot_table(MAX_SEATS)

@@ -2,14 +2,15 @@
 
 The decider of each phase is ``Game.current_player``; the same seat may decide several times in
 a row (a colour after its W4, a Green Shell target after its Wild Item Box...). ``GAME_OVER`` is
-the terminal phase: no decider, no legal action.
+the terminal phase: no decider, no legal action. ``UNO_CATCH`` is the one decision taken out of
+turn: a player asked whether it catches a missed UNO at the start of the next turn (R8).
 """
 
 from __future__ import annotations
 
 from enum import IntEnum
 
-__all__ = ["DECISION_PHASES", "PHASE_NAMES", "Phase"]
+__all__ = ["DECISION_PHASES", "PHASE_NAMES", "Phase", "TURN_PHASES"]
 
 
 class Phase(IntEnum):
@@ -21,6 +22,10 @@ class Phase(IntEnum):
     CHOOSE_TARGET = 3  #: aim a Green Shell (R7.2)
     CHALLENGE = 4  #: accept or challenge a Wild Draw Four (R6.3)
     GAME_OVER = 5  #: terminal
+    #: answer a missed UNO out of turn: ``CATCH_UNO`` or let it pass (``ACCEPT``), R8; only
+    #: under ``uno_catch="next_player"``/``"any_player"`` (after ``GAME_OVER`` so that the ids
+    #: of package 0.6 stay)
+    UNO_CATCH = 6
 
     @property
     def label(self) -> str:
@@ -35,3 +40,6 @@ class Phase(IntEnum):
 PHASE_NAMES: tuple[str, ...] = tuple(p.label for p in Phase)
 #: The phases in which someone decides (every phase but ``GAME_OVER``).
 DECISION_PHASES: tuple[Phase, ...] = tuple(p for p in Phase if p is not Phase.GAME_OVER)
+#: The decision phases of the player whose turn it is or who was hit by a W4 (ids 0-4): the
+#: observation's phase one-hot (``UNO_CATCH`` shows there as all 0 with ``uno_catchable`` set).
+TURN_PHASES: tuple[Phase, ...] = tuple(p for p in Phase if p < Phase.GAME_OVER)

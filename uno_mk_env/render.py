@@ -84,6 +84,7 @@ _EVENT_TEXT: dict[str, Callable[[tuple, Sequence[str]], str | None]] = {
     "reveal": _reveal_text,
     "uno": lambda e, names: f"{names[e[1]]} called UNO!",
     "catch": _catch_text,
+    "let_pass": lambda e, names: f"{names[e[1]]} let {names[e[2]]}'s missed UNO pass",
     "reshuffle": lambda e, names: f"discard pile reshuffled ({e[1]} cards)",
     "stalemate": lambda e, names: "stalemate",
     "round_end": _round_end_text,

@@ -45,6 +45,18 @@ def _int(lo: int, hi: int | None = None) -> tuple[Callable[[Any], bool], str]:
     return check, f"int {lo}–{hi}" if hi is not None else f"int ≥ {lo}"
 
 
+def shown_value(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` for an error message, bounded: at most ``limit`` characters, and a huge
+    int by its size (its ``repr`` would run past Python's int-string limit, or fill the line)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**18:
+        return f"an int of about {int(value.bit_length() * 0.30103) + 1} digits"
+    try:
+        text = repr(value)
+    except Exception:  # a hostile __repr__
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def _spec(default: Any, rule: tuple[Callable[[Any], bool], str], doc: str) -> OptionSpec:
     return OptionSpec(default, rule[0], rule[1], doc)
 
@@ -87,8 +99,10 @@ OPTIONS: dict[str, OptionSpec] = {
     ),
     "uno": _spec("on", _choice("on", "off"), "The UNO call rule (R8)."),
     "uno_catch": _spec(
-        "auto", _choice("auto", "next_player"),
-        "A missed UNO is always caught, or only if the next decider plays `CATCH_UNO` (R8).",
+        "auto", _choice("auto", "next_player", "any_player"),
+        "A missed UNO is always caught; or only if the next player other than the offender "
+        "plays `CATCH_UNO` (asked out of turn when the next turn is the offender's own); or if "
+        "any other player does, asked in turn order from the offender (R8).",
     ),
     "uno_penalty": _spec(2, _int(0), "Cards drawn for a missed UNO (R8)."),
     "stalemate": _spec(
@@ -148,13 +162,15 @@ class Rules:
         for name in options:
             if name not in OPTIONS:
                 raise RulesError(
-                    f"unknown rule option {name!r}; the options are: {', '.join(OPTIONS)}"
+                    f"unknown rule option {shown_value(name)}; the options are: "
+                    f"{', '.join(OPTIONS)}"
                 )
         for name, spec in OPTIONS.items():
             value = options.get(name, spec.default)
             if not spec.check(value):
                 raise RulesError(
-                    f"rule option {name}={value!r} is not allowed; allowed: {spec.allowed}"
+                    f"rule option {name}={shown_value(value)} is not allowed; allowed: "
+                    f"{spec.allowed}"
                 )
             object.__setattr__(self, name, value)
         dealt = self.num_players * self.hand_size

@@ -20,7 +20,7 @@ from .legality import held_mask, playable, w4_is_legal
 from .phases import PHASE_NAMES, Phase
 from .rules import Rules
 from .state import check_consistency
-from .view import COLOUR_AFTER_W4, COLOUR_CONTEXT_NAMES, VOID_MEMORY, PlayerView
+from .view import COLOUR_AFTER_W4, COLOUR_NO_FLIP, VOID_MEMORY, PlayerView
 
 __all__ = ["Condition", "check_view", "game_from_view"]
 
@@ -56,7 +56,7 @@ def game_from_view(
     g.hands[seat] = bytearray(view.hand)
     g.sizes = list(view.hand_sizes)
     if view.revealed_hand is not None:
-        g.reveal = (view.revealed_by, seat, counts_to_kinds(view.revealed_hand))
+        g.reveals = ((view.revealed_by, seat, counts_to_kinds(view.revealed_hand)),)
     decider = view.current_player
     if view.phase == Phase.PLAY_DRAWN:
         if decider == seat:
@@ -194,7 +194,7 @@ def _check_view_scalars(view: PlayerView, n: int, seat: int) -> None:
     _int_in(view, "round", 1, 2**62)
     _int_in(view, "idle_turns", 0, n)
     _int_in(view, "last_item", -1, len(ITEM_NAMES) - 1)
-    _int_in(view, "colour_context", -1, len(COLOUR_CONTEXT_NAMES) - 1)
+    _int_in(view, "colour_context", -1, COLOUR_NO_FLIP - 1)  # R7.3: never "nothing to flip"
     w4 = view.w4_player >= 0
     _int_in(view, "w4_prev_colour", 0 if w4 else -1, NUM_COLOURS - 1 if w4 else -1)
     _int_in(view, "w4_hand_size", 0 if w4 else -1, NUM_KINDS * 8 if w4 else -1)

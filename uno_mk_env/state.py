@@ -32,7 +32,7 @@ from .events import event_to_dict
 from .legality import held_mask
 from .phases import PHASE_NAMES, Phase
 from .rules import MAX_ROUND_POINTS, Rules, RulesError, max_score
-from .view import COLOUR_AFTER_W4, COLOUR_CONTEXT_NAMES, NO_CARD, VOID_MEMORY
+from .view import COLOUR_AFTER_W4, COLOUR_CONTEXT_NAMES, COLOUR_NO_FLIP, NO_CARD, VOID_MEMORY
 
 __all__ = ["STATE_FORMAT", "check_consistency", "game_from_dict", "game_to_dict"]
 
@@ -42,9 +42,10 @@ REQUIRED = ("hands", "draw_pile", "discard_pile", "active_colour", "current_play
 #: Every field a state dict may have (``to_dict``'s, ``events`` with ``include_events``).
 FIELDS = (
     "format", "rules", *REQUIRED, "phase", "dealer", "scores", "round", "drawn_card",
-    "uno_called", "uno_miss", "w4", "colour_context", "reveal", "last_item", "idle_turns",
-    "turn_player", "previous_turn_player", "void_evidence", "round_over", "game_over", "winner",
-    "round_winner", "round_hand_points", "num_steps", "rng", "events",
+    "uno_called", "uno_miss", "w4", "colour_context", "reveals", "reveal", "last_item",
+    "idle_turns", "turn_player", "previous_turn_player", "void_evidence", "round_over",
+    "game_over", "winner", "round_winner", "round_hand_points", "num_steps", "num_keeps", "rng",
+    "events",
 )
 #: Bit generators a state may name (numpy's own).
 BIT_GENERATORS = ("PCG64", "PCG64DXSM", "Philox", "SFC64", "MT19937")
@@ -81,9 +82,10 @@ def game_to_dict(g: Any, include_events: bool = False) -> dict[str, Any]:
         "colour_context": (
             COLOUR_CONTEXT_NAMES[g.colour_context] if g.colour_context >= 0 else None
         ),
-        "reveal": None if g.reveal is None else {
-            "player": g.reveal[0], "to": g.reveal[1], "hand": [CODES[k] for k in g.reveal[2]],
-        },
+        "reveals": [
+            {"player": w4p, "to": to, "hand": [CODES[k] for k in shown]}
+            for w4p, to, shown in g.reveals
+        ],
         "last_item": ITEM_NAMES[g.last_item] if g.last_item >= 0 else None,
         "idle_turns": g.idle_turns,
         "turn_player": g.turn_player,
@@ -97,6 +99,7 @@ def game_to_dict(g: Any, include_events: bool = False) -> dict[str, Any]:
             None if g.round_hand_points is None else list(g.round_hand_points)
         ),
         "num_steps": g.num_steps,
+        "num_keeps": g.num_keeps,
         "rng": _jsonable(g.rng.bit_generator.state),
     }
     if include_events:
@@ -256,6 +259,7 @@ def _parse_turn(g: Any, d: Mapping[str, Any]) -> None:
     g.round = _int(d.get("round", 1), "round", 1, _BIG)
     g.idle_turns = _int(d.get("idle_turns", 0), "idle_turns", 0, n)
     g.num_steps = _int(d.get("num_steps", 0), "num_steps", 0, _BIG)
+    g.num_keeps = _int(d.get("num_keeps", 0), "num_keeps", 0, g.num_steps)
     g.round_over = _bool(d.get("round_over", False), "round_over")
 
 
@@ -308,25 +312,43 @@ def _parse_colour_context(g: Any, d: Mapping[str, Any]) -> None:
     ctx = d.get("colour_context")
     if ctx is None:
         return
-    if ctx not in COLOUR_CONTEXT_NAMES:
-        raise StateError(
-            f"'colour_context' {ctx!r} unknown; allowed: {list(COLOUR_CONTEXT_NAMES)} or null"
-        )
+    allowed = COLOUR_CONTEXT_NAMES[:COLOUR_NO_FLIP]  # R7.3: there is always a card to flip
+    if ctx not in allowed:
+        raise StateError(f"'colour_context' {ctx!r} unknown; allowed: {list(allowed)} or null")
     g.colour_context = COLOUR_CONTEXT_NAMES.index(ctx)
 
 
-def _parse_reveal(g: Any, d: Mapping[str, Any]) -> None:
-    n = g.num_players
-    reveal = d.get("reveal")
-    if reveal is None:
-        return
-    reveal = _mapping(reveal, "reveal", ("player", "to", "hand"))
-    shown = _cards(reveal["hand"], "reveal.hand", "'reveal.hand'")
+def _parse_reveals(g: Any, d: Mapping[str, Any]) -> None:
+    """``reveals``: a list of ``{player, to, hand}``, one per challenger (R6.3); or the form of
+    package 0.6 and earlier, ``reveal``: one such mapping or ``null``."""
+    if "reveal" in d and "reveals" in d:
+        raise StateError("give 'reveals' (a list) or the older 'reveal' (one or null), not both")
+    if "reveals" in d:
+        entries = _list(d["reveals"], "reveals")
+        if len(entries) > g.num_players:
+            raise StateError(f"'reveals' holds {len(entries)} entries; at most one per seat "
+                             f"({g.num_players})")
+        field = "reveals[{}]"
+    else:
+        entries = [] if d.get("reveal") is None else [d["reveal"]]
+        field = "reveal"
+    reveals = [_reveal(entry, field.format(i), g.num_players) for i, entry in enumerate(entries)]
+    challengers = [r[1] for r in reveals]
+    if len(set(challengers)) != len(challengers):
+        raise StateError(f"'reveals': one reveal per challenger ('to'), got {challengers}")
+    g.reveals = tuple(reveals)
+
+
+def _reveal(entry: Any, field: str, n: int) -> tuple[int, int, tuple[int, ...]]:
+    entry = _mapping(entry, field, ("player", "to", "hand"))
+    shown = _cards(entry["hand"], f"{field}.hand", f"'{field}.hand'")
     over = [CODES[k] for k in set(shown) if shown.count(k) > COPIES[k]]
     if over:
-        raise StateError(f"'reveal.hand' shows more copies than the deck holds: {over}")
-    g.reveal = (_seat(reveal["player"], "reveal.player", n), _seat(reveal["to"], "reveal.to", n),
-                tuple(sorted(shown)))
+        raise StateError(f"'{field}.hand' shows more copies than the deck holds: {over}")
+    player, to = _seat(entry["player"], f"{field}.player", n), _seat(entry["to"], f"{field}.to", n)
+    if player == to:
+        raise StateError(f"'{field}': a hand is shown to another seat ('player' != 'to')")
+    return player, to, tuple(sorted(shown))
 
 
 def _parse_last_item(g: Any, d: Mapping[str, Any]) -> None:
@@ -396,7 +418,7 @@ def _restore(state: Mapping[str, Any]) -> dict[str, Any]:
 
 _PARSERS = (
     _parse_cards_and_piles, _parse_turn, _parse_scores, _parse_uno, _parse_drawn, _parse_w4,
-    _parse_colour_context, _parse_reveal, _parse_last_item, _parse_void_evidence,
+    _parse_colour_context, _parse_reveals, _parse_last_item, _parse_void_evidence,
 )
 
 
@@ -489,11 +511,26 @@ def _check_hands(g: Any) -> None:
     if m >= 0 and (g.sizes[m] != 1 or g.uno_called[m] or g.rules.uno == "off"):
         raise StateError(f"'uno_miss' {m}: that seat must hold one card without an UNO call "
                          "(and rule uno 'on')")
+    if g.phase == Phase.UNO_CATCH:
+        _check_uno_catch(g)
+
+
+def _check_uno_catch(g: Any) -> None:
+    """Phase ``uno_catch`` (R8 ruling): a pending miss, asked of a player other than the offender
+    before the turn of ``turn_player`` begins (the offender's own under "next_player")."""
+    m, p, catch = g.uno_miss, g.current_player, g.rules.uno_catch
+    if catch == "auto" or m < 0 or p == m:
+        raise StateError("phase 'uno_catch' needs rule uno_catch 'next_player' or 'any_player', "
+                         f"a pending 'uno_miss' and another seat deciding (uno_miss {m}, "
+                         f"current_player {p}, uno_catch {catch!r})")
+    if catch == "next_player" and (g.turn_player != m or p != g.next_seat(m)):
+        raise StateError("under uno_catch 'next_player' phase 'uno_catch' asks the seat after "
+                         f"'uno_miss' ({g.next_seat(m)}) before the offender's own turn "
+                         f"('turn_player' {m}); got current_player {p}, turn_player "
+                         f"{g.turn_player}")
 
 
 def _check_seats(g: Any) -> None:
-    if g.reveal is not None and g.reveal[0] == g.reveal[1]:
-        raise StateError("'reveal': a hand is shown to another seat ('player' != 'to')")
     if g.turn_player < 0 and g.phase not in (Phase.CHOOSE_COLOUR, Phase.GAME_OVER):
         raise StateError("'turn_player' -1 (no turn yet) is only possible while the start "
                          "card's colour is chosen")

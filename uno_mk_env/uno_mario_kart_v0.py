@@ -19,7 +19,9 @@ Agents
     ``player_0 … player_{N-1}`` (seat order; ``player_{i+1}`` sits clockwise of ``player_i``).
     ``agent_selection`` is always the engine's decider: colour choices, Green Shell targets and
     challenges are decisions of the player who makes them, so the same agent may act several
-    times in a row and turn order follows Skip, Reverse and extra turns.
+    times in a row and turn order follows Skip, Reverse and extra turns. Under
+    ``uno_catch="next_player"``/``"any_player"`` a player may also be asked out of turn whether
+    it catches a missed UNO (phase ``uno_catch``: ``CATCH_UNO`` or ``ACCEPT`` to let it pass, R8).
 
 Action Space
     ``Discrete(73)``, the same for every player count (docs/api.md#actions-and-phases):
@@ -54,7 +56,10 @@ Episode End
     Termination for all agents when the game is over (``match="single_round"``, the default: one
     round; ``"target_score"``/``"fixed_rounds"``: the whole match, rounds are dealt automatically).
     Truncation for all agents after ``max_steps`` decisions (default 2000; ``None`` for no
-    limit), with no reward. Each finished agent is then stepped with ``None``. ``env()`` also
+    limit), with no reward. A ``KEEP`` is not counted and a draw's ``play_drawn`` decision is not
+    cut off: when the cap falls does not tell other seats whether a drawn card was kept or could
+    not be played (R4.2).
+    Each finished agent is then stepped with ``None``. ``env()`` also
     terminates on an illegal action: −1 for the mover (``illegal_reward``), 0 for the others,
     ``infos[mover]["illegal_action"] = True`` and an ``IllegalActionWarning``; ``raw_env``
     raises the engine's ``IllegalActionError`` and changes nothing.
@@ -83,6 +88,10 @@ Version History
     v0: initial release.
     v0, package 0.4.0: ``render_mode="rgb_array"`` and ``render_seat`` are new.
     v0, package 0.4.0: ``"human"`` shows the image in a window (it printed the text).
+    v0, package 0.7.0: the R8 catch window ruling: phase ``uno_catch`` (id 6, out of turn;
+    ``ACCEPT`` lets a miss pass) and ``uno_catch="any_player"``; ``revealed_hand`` keeps each
+    challenger's reveal for the round; ``max_steps`` does not count ``KEEP``. Observation size,
+    action ids and default-rule play unchanged.
 """
 
 from __future__ import annotations

@@ -15,7 +15,9 @@ __all__ = [
 ]
 
 #: Why the current ``choose_colour`` decision happens (``PlayerView.colour_context``; it decides
-#: what follows the choice): after a W4, after a Bob-omb, the start card, nothing to flip.
+#: what follows the choice): after a W4, after a Bob-omb, the start card. ``COLOUR_NO_FLIP``
+#: never occurs (R7.3: a Wild Item Box always has a card to flip); it keeps its slot in the
+#: observation's ``colour_context`` one-hot, whose size the trained policies rely on.
 COLOUR_AFTER_W4, COLOUR_AFTER_BOB_OMB, COLOUR_AT_START, COLOUR_NO_FLIP = range(4)
 #: Their names in state dicts.
 COLOUR_CONTEXT_NAMES = ("w4", "bob_omb", "start", "no_flip")
@@ -34,13 +36,15 @@ class PlayerView(NamedTuple):
 
     Fields: ``phase`` (int, ``uno_mk_env.actions.PHASE_NAMES``), ``drawn_card`` (only when this
     seat is deciding in ``play_drawn``), ``w4_player``/``w4_prev_colour`` (the round's latest W4),
-    ``revealed_hand``/``revealed_by`` (the W4 player's hand shown to this seat by its challenge),
+    ``revealed_hand``/``revealed_by`` (the W4 player's hand shown to this seat by its latest
+    challenge this round; kept when other seats challenge later, R6.3),
     ``last_item`` (``uno_mk_env.cards.ITEM_NAMES`` index), ``uno_catchable`` (a seat whose missed
-    UNO may be caught now, ``uno_catch="next_player"`` only), ``uno_pending`` (a seat left with
+    UNO may be caught now, ``uno_catch`` ``"next_player"``/``"any_player"`` only; in phase
+    ``uno_catch`` the seat the decider is asked about), ``uno_pending`` (a seat left with
     one card and no UNO call whose penalty or catch is still open, any ``uno_catch``),
-    ``colour_context`` (why a colour is
-    being chosen: 0 W4, 1 Bob-omb, 2 start card, 3 nothing to flip), ``idle_turns`` (R9 stalemate
-    count), ``turn_player``/``previous_turn_player`` (whose turn it is / was before),
+    ``colour_context`` (why a colour is being chosen: 0 W4, 1 Bob-omb, 2 start card; 3 is never
+    used, R7.3), ``idle_turns`` (R9 stalemate count), ``turn_player``/``previous_turn_player``
+    (whose turn it is / was before),
     ``void_evidence`` (``bytes``, index ``4 * seat + colour``: :data:`VOID_MEMORY` when the
     seat last drew voluntarily (R4.2) while that colour was active, minus one per card it drew
     since, floored at 0; 0 if it has not this round: how fresh the public sign is that it holds
