@@ -300,3 +300,47 @@ def test_draw_table_is_a_pure_function_of_the_table():
     g = played(5, 30, seed=9)
     t = table_data(g, 2)
     np.testing.assert_array_equal(draw_table(t), draw_table(dict(t)))
+
+
+# -------------------------------------------------------------- legibility (issue #25.11)
+def test_card_numerals_use_a_real_bold_face_and_stay_distinct():
+    """Card corner numerals are drawn in DejaVu Sans Bold (matplotlib's bundled copy, in the
+    test extra), not a regular face smeared by a stroke; at 1x the corners of 3, 5, 6, 8 and S
+    differ pairwise, and the label is not blurred into a blob (it keeps background pixels
+    between its strokes)."""
+    from uno_mk_env.render_image import PALETTE, _card, _font, _Painter, bold_font_path
+
+    assert bold_font_path() is not None and bold_font_path().endswith("DejaVuSans-Bold.ttf")
+    assert _font(14, True).getname() == ("DejaVu Sans", "Bold")
+    painter = _Painter()
+    codes = ["G3", "G5", "G6", "G8", "GS"]
+    for i, code in enumerate(codes):
+        _card(painter, code, 10 + 40 * i, 10)
+    image = np.asarray(painter.image)
+    green = np.array([int(PALETTE["G"][i:i + 2], 16) for i in (1, 3, 5)])
+    corners = [image[12:28, 12 + 40 * i:28 + 40 * i].astype(int) for i in range(len(codes))]
+    for i in range(len(codes)):
+        ink = (np.abs(corners[i] - green).sum(axis=2) > 200).sum()
+        assert 20 < ink < 0.6 * corners[i][..., 0].size, (codes[i], ink)
+        for j in range(i):
+            assert np.abs(corners[i] - corners[j]).sum() > 2000, (codes[i], codes[j])
+
+
+def test_no_active_colour_is_shown_while_the_start_colour_is_chosen():
+    """R3.3: with a Wild Item Box start card there is no active colour until its colour is
+    named: the table dict says ``colour_pending`` and the image rings the top card in the wild
+    colour with "being chosen", not the engine's placeholder; after the choice, the colour."""
+    from uno_mk_env.render_image import PALETTE
+
+    g = next(g for g in (Game(Rules(num_players=3), seed=s) for s in range(3000))
+             if g.phase_name == "choose_colour")
+    t = table_data(g, None)
+    assert t["colour_pending"] is True
+    ring = draw_table(t)[GEOMETRY["centre_box"][1] + 52 - 4, WIDTH // 2]
+    assert tuple(ring) == tuple(int(PALETTE["W"][i:i + 2], 16) for i in (1, 3, 5))
+    assert not np.array_equal(draw_table(t), draw_table({**t, "colour_pending": False}))
+    g.step(g.legal_action_ids()[2])  # COLOUR(G)
+    t = table_data(g, None)
+    assert t["colour_pending"] is False and t["active_colour"] == "G"
+    ring = draw_table(t)[GEOMETRY["centre_box"][1] + 52 - 4, WIDTH // 2]
+    assert tuple(ring) == tuple(int(PALETTE["G"][i:i + 2], 16) for i in (1, 3, 5))

@@ -5,7 +5,7 @@ draws exactly what the image shows:
 
 * :func:`table_data` turns a game into a JSON-safe *table dict*, read only from
   ``game.view(seat)`` and ``game.events_for(seat)`` (plus the public ``game_over``, ``winner``
-  and ``num_steps``). With ``seat=None`` (a spectator) every seat's own view supplies its hand,
+  and ``public_steps``). With ``seat=None`` (a spectator) every seat's own view supplies its hand,
   face up. With a seat, only that seat's view and its filtered event log are read: another
   seat's hand is ``None`` (drawn as card backs; its size is public), so no hidden card can reach
   the dict, the image or a replay file's seat view.
@@ -18,9 +18,13 @@ pygame for the ``"human"`` window, :class:`Window`); :func:`table_data` needs ne
 envs import this module only when an image render mode is chosen.
 
 Table dict keys: ``players``, ``names``, ``viewer`` (seat or ``None``), ``round``, ``decision``
-(decisions taken), ``hands`` (per seat: card codes in kind order, or ``None`` when hidden),
+(public decisions taken, ``Game.public_steps``: a ``KEEP`` joins the draw before it, R4.2, so
+the counter is the same whether another seat's drawn card was kept or could not be played),
+``hands`` (per seat: card codes in kind order, or ``None`` when hidden),
 ``hand_sizes``, ``uno_called``, ``scores``, ``top_card`` (code), ``active_colour``
-(``"R"``/``"Y"``/``"G"``/``"B"``), ``direction`` (1 clockwise, -1), ``draw_pile``,
+(``"R"``/``"Y"``/``"G"``/``"B"``), ``colour_pending`` (``True`` while the colour of a Wild Item
+Box start card is being chosen, R3.3: there is no active colour yet and ``active_colour`` is a
+placeholder, not drawn), ``direction`` (1 clockwise, -1), ``draw_pile``,
 ``discard_pile`` (sizes), ``current_player`` (-1 once over), ``phase`` (name), ``drawn_card``
 (the card the decider just drew, when the viewer may see it, else ``None``), ``game_over``,
 ``winner``, ``item`` (the last item fired this round: ``{"seat", "item", "effect", "events"}``,
@@ -30,9 +34,11 @@ caller).
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -42,6 +48,7 @@ from .events import event_for
 from .game import Game
 from .phases import PHASE_NAMES, Phase
 from .render import events_text
+from .view import COLOUR_AT_START
 
 __all__ = [
     "GEOMETRY", "HEIGHT", "ITEM_EFFECTS", "PALETTE", "WIDTH", "Window", "card_label",
@@ -169,13 +176,14 @@ def table_data(
         "names": names,
         "viewer": seat,
         "round": view.round,
-        "decision": game.num_steps,
+        "decision": game.public_steps,
         "hands": hands,
         "hand_sizes": list(view.hand_sizes),
         "uno_called": [bool(u) for u in view.uno_called],
         "scores": list(view.scores),
         "top_card": CODES[view.top_card],
         "active_colour": COLOURS[view.active_colour],
+        "colour_pending": view.colour_context == COLOUR_AT_START,
         "direction": view.direction,
         "draw_pile": view.draw_pile_size,
         "discard_pile": view.discard_pile_size,
@@ -287,11 +295,30 @@ def require_pillow(mode: str = "rgb_array") -> None:
         ) from None
 
 
-@lru_cache(maxsize=16)
-def _font(size: int) -> Any:
+#: The bold face of card numerals and headings: DejaVu Sans Bold (its "3", "5", "6", "8" and
+#: "S" stay distinct at 13 pixels, where a stroked regular face smears them).
+BOLD_FONT_FILE = "DejaVuSans-Bold.ttf"
+
+
+@lru_cache(maxsize=1)
+def bold_font_path() -> str | None:
+    """Where :data:`BOLD_FONT_FILE` is: matplotlib's bundled copy (the ``eval`` extra; found
+    without importing matplotlib), else the system's (Debian's ``fonts-dejavu-core``); ``None``
+    if neither is installed, and bold text then uses Pillow's own face (regular weight)."""
+    places = []
+    spec = importlib.util.find_spec("matplotlib")
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        places.append(Path(folder) / "mpl-data" / "fonts" / "ttf" / BOLD_FONT_FILE)
+    places.append(Path("/usr/share/fonts/truetype/dejavu") / BOLD_FONT_FILE)
+    return next((str(p) for p in places if p.is_file()), None)
+
+
+@lru_cache(maxsize=32)
+def _font(size: int, bold: bool = False) -> Any:
     from PIL import ImageFont
 
-    return ImageFont.load_default(size)
+    path = bold_font_path() if bold else None
+    return ImageFont.truetype(path, size) if path else ImageFont.load_default(size)
 
 
 def _rgb(hex_colour: str) -> tuple[int, int, int]:
@@ -332,9 +359,8 @@ class _Painter:
 
     def text(self, x: float, y: float, text: str, size: int, colour: str, anchor: str = "la",
              bold: bool = False) -> None:
-        self.draw.text((x, y), _pil_text(text), fill=_rgb(colour), font=_font(size),
-                       anchor=anchor, stroke_width=1 if bold else 0,
-                       stroke_fill=_rgb(colour) if bold else None)
+        self.draw.text((x, y), _pil_text(text), fill=_rgb(colour), font=_font(size, bold),
+                       anchor=anchor)
 
 
 def _item_icon(p: _Painter, item: int, cx: float, cy: float, s: float) -> None:
@@ -379,13 +405,13 @@ def _card(p: _Painter, code: str, x: float, y: float, big: bool = False) -> None
     item = _item_of_code(code)
     if big:
         p.ellipse(x + w / 2, y + 42, 27, 31, "#ffffff" if colour != "W" else "#3a3a3a")
-        p.text(x + w / 2, y + 42, label, 30, PALETTE[colour] if colour != "W" else "#ffffff",
+        p.text(x + w / 2, y + 42, label, 32, PALETTE[colour] if colour != "W" else "#ffffff",
                "mm", bold=True)
-        p.text(x + 5, y + 4, label, 12, ink, "la", bold=True)
+        p.text(x + 5, y + 4, label, 14, ink, "la", bold=True)
         _item_icon(p, item, x + w / 2, y + 86, 20)
         p.text(x + w / 2, y + h + 12, NAMES[CODES.index(code)], 12, PALETTE["light_text"], "ma")
     else:
-        p.text(x + 3, y + 3, label, 13, ink, "la", bold=True)
+        p.text(x + 3, y + 2, label, 14, ink, "la", bold=True)
         _item_icon(p, item, x + 9, y + h - 10, 14)
 
 
@@ -467,10 +493,12 @@ def draw_table(t: dict[str, Any]) -> np.ndarray:
     # top card inside a ring of the active colour
     tx = mid - bw / 2
     colour = t["active_colour"]
-    p.rect(tx - 8, pile_y - 8, bw + 16, bh + 16, 10, PALETTE[colour], "#ffffff", 1)
+    pending = t.get("colour_pending", False)  # R3.3: no active colour before the start choice
+    p.rect(tx - 8, pile_y - 8, bw + 16, bh + 16, 10, PALETTE["W" if pending else colour],
+           "#ffffff", 1)
     _card(p, t["top_card"], tx, pile_y, big=True)
-    p.text(mid, pile_y + bh + 28, f"active colour: {COLOUR_NAMES[COLOURS.index(colour)]}", 12,
-           light, "ma")
+    name = "being chosen" if pending else COLOUR_NAMES[COLOURS.index(colour)]
+    p.text(mid, pile_y + bh + 28, f"active colour: {name}", 12, light, "ma")
     # direction
     ax, ay = x1 - 78, pile_y + bh / 2 - 6
     line, head = _arrow_points(t["direction"] == 1, ax, ay, 30)
