@@ -10,9 +10,11 @@
 The protocol (:mod:`uno_mk_env.evaluation.protocol`, docs/evaluation.md): the agent against a
 fixed suite of opponents at 2 and 4 players on fixed, published deals (duplicate deals with
 seat rotation), 10,000 games per line by default. Prints each line as it finishes, then the
-card; writes ``card.json``, ``card.md`` and every line's game records (``games/``) into
-``--out``. Needs the ``eval`` extra (scipy). Agents that cheat are refused unless
-``--allow-cheating`` is given.
+card; writes ``card.json``, ``card.md`` and every line's game records (``games/``) into the
+card's own folder (``--out``, default ``results/evaluate/<agent>``), each file atomically, the
+folder locked while it runs. A folder that holds a card is refused unless ``--force``, which
+replaces the card and removes the records of lines the new card lacks. Needs the ``eval`` extra
+(scipy). Agents that cheat are refused unless ``--allow-cheating`` is given.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any, TextIO
 
 from uno_mk_env.agents.base import AgentSpecError
 from uno_mk_env.evaluation import protocol
-from uno_mk_env.evaluation.tournament import check_output_dir
+from uno_mk_env.evaluation.tournament import MAX_GAMES, OutputLock, check_output_dir, check_sizes
 
 from .common import CLIError, add_rule_args, require, rules_from_args, specs
 from .tournament import progress_wanted
@@ -44,15 +46,20 @@ def add_parser(subparsers: Any) -> None:
                    metavar="N", help="player counts (default: "
                    f"{' '.join(map(str, protocol.PLAYER_COUNTS))})")
     e.add_argument("--games", type=int, default=protocol.DEFAULT_GAMES,
-                   help=f"games per line (default {protocol.DEFAULT_GAMES}; lines against a "
+                   help=f"games per line, 1 to {MAX_GAMES:,} (default {protocol.DEFAULT_GAMES}; "
+                        "lines against a "
                         f"search opponent play at most {protocol.SEARCH_LINE_GAMES}); a "
                         "deviation from the protocol when changed, recorded in the card")
     e.add_argument("--opponents", help="comma-separated opponent specs instead of the suite "
                    "(a deviation, recorded in the card)")
     e.add_argument("--workers", type=int, default=1,
                    help="processes (default 1; results do not depend on it)")
-    e.add_argument("--out", help="directory for the card and the game records "
-                   "(default: results/evaluate/<agent>)")
+    e.add_argument("--out", help="the card's own folder, for the card and its game records "
+                   "(default: results/evaluate/<agent>); a folder holding a card is refused "
+                   "unless --force")
+    e.add_argument("--force", action="store_true",
+                   help="replace the card in --out (its files, including the game records of "
+                        "lines the new card does not have, are replaced or removed)")
     e.add_argument("--allow-cheating", action="store_true",
                    help="admit an agent that sees hidden cards (oracle): a skill-ceiling "
                         "reference, marked as cheating in the card")
@@ -70,10 +77,10 @@ def _name(spec: str) -> str:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    if args.games < 1:
-        raise CLIError(f"--games must be at least 1, got {args.games}")
-    if args.workers < 1:
-        raise CLIError(f"--workers must be at least 1, got {args.workers}")
+    try:  # sizes beyond their bounds, before anything is built or played
+        check_sizes(args.games, args.workers, flags={"games": "--games", "workers": "--workers"})
+    except ValueError as e:
+        raise CLIError(str(e)) from None
     for n in args.players:
         if n not in protocol.SEEDS:
             raise CLIError(f"bad player count {n}: the protocol has seeds for "
@@ -92,6 +99,28 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     out_dir = Path(args.out) if args.out else Path("results") / "evaluate" / _name(args.agent)
     check_output_dir(out_dir, [protocol.CARD_JSON, protocol.CARD_MD])
     check_output_dir(out_dir / "games", [f"{line.name}.json" for line in lines])
+    if not args.force:
+        refuse_an_earlier_card(out_dir)
+    with OutputLock(out_dir, "evaluation"):
+        return _evaluate(args, out, rules, opponents, out_dir)
+
+
+def refuse_an_earlier_card(out_dir: Path) -> None:
+    """A card already in ``out_dir`` is never replaced silently.
+
+    Raises:
+        CLIError: naming the folder and ``--force``.
+    """
+    earlier = [name for name in (protocol.CARD_JSON, protocol.CARD_MD)
+               if (out_dir / name).exists()]
+    earlier += [f"games/{p.name}" for p in sorted((out_dir / "games").glob("*.json"))][:1]
+    if earlier:
+        raise CLIError(f"{str(out_dir)!r} already holds a card ({', '.join(earlier)}): pass "
+                       "--force to replace it, or choose another --out")
+
+
+def _evaluate(args: argparse.Namespace, out: TextIO, rules: dict[str, Any],
+              opponents: list[str] | None, out_dir: Path) -> int:
     command = "uno-mk evaluate " + " ".join(shlex.quote(a) for a in _argv(args))
 
     def report(line: protocol.Line, m: dict[str, Any]) -> None:

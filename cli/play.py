@@ -17,8 +17,9 @@ import numpy as np
 from uno_mk_env import Game, PlayerView, Rules
 from uno_mk_env import actions as A
 from uno_mk_env.agents import Agent
-from uno_mk_env.agents.base import agent_action, build_agent
+from uno_mk_env.agents.base import build_agent
 from uno_mk_env.cards import CODE_TO_KIND, CODES, COLOUR_NAMES, COLOURS, NAMES, W4
+from uno_mk_env.evaluation.match import MatchStopped, play_match
 from uno_mk_env.phases import PHASE_NAMES, Phase
 from uno_mk_env.seeding import derive_seed
 
@@ -162,6 +163,61 @@ def seat_names(labels: Sequence[str], seat: int | None = None) -> list[str]:
     return [f"P{s}" if s == seat else f"P{s}:{label}" for s, label in enumerate(labels)]
 
 
+class TerminalPlayer(Agent):
+    """The person at the terminal as an :class:`~uno_mk_env.agents.Agent` of the match driver
+    (:mod:`uno_mk_env.evaluation.match`), and its observer: it keeps the recent decisions, and
+    for each of the person's decisions shows the table as their seat sees it and asks
+    (:func:`ask`). Quitting raises :class:`~uno_mk_env.evaluation.match.MatchStopped`."""
+
+    name = "you"
+    needs_observation = False
+
+    def __init__(self, seat: int, names: Sequence[str], rules: Rules,
+                 input_fn: Callable[[str], str], say: Callable[[str], None]) -> None:
+        from uno_mk_env.render import RecentDecisions
+
+        super().__init__()
+        self.seat, self.names, self.rules = seat, list(names), rules
+        self.input_fn, self.say = input_fn, say
+        self.history = RecentDecisions(maxlen=None)
+        self.shown_from = 0
+        self._game: Game | None = None
+
+    # observer: what the driver shows every seat's decisions (as the render's "Last events")
+    def start(self, game: Game) -> None:
+        self._game = game
+        self.history.start(game)
+
+    def before(self, game: Game, seat: int) -> None:
+        self.history.before(game)
+
+    def after(self, game: Game, seat: int, action: int) -> None:
+        self.history.after(action)
+
+    def recent(self) -> list[tuple[int, int]]:
+        """The decisions since the person's last one (at most :data:`MAX_RECENT_DECISIONS`)."""
+        items = list(self.history)
+        return items[max(self.shown_from, len(items) - MAX_RECENT_DECISIONS):]
+
+    def table(self, done: bool = False) -> str:
+        """The table as the person's seat sees it."""
+        from uno_mk_env.render import render_game
+
+        assert self._game is not None
+        return render_game(self._game, self.seat, self.names, self.recent(), done=done)
+
+    def act(self, observation: np.ndarray | None, action_mask: np.ndarray,
+            view: PlayerView) -> int:
+        table = self.table()
+        self.say("")
+        self.say(table)
+        action = ask(view, self.names, self.input_fn, self.say, table, self.rules)
+        if action is None:
+            raise MatchStopped("the player left the game")
+        self.shown_from = len(self.history)
+        return action
+
+
 def play(
     opponents: Sequence[str],
     num_players: int,
@@ -171,14 +227,14 @@ def play(
     input_fn: Callable[[str], str] = input,
     output: TextIO | None = None,
 ) -> int:
-    """A person plays at ``seat`` against agents (cycled over the other seats), in the terminal.
+    """A person plays at ``seat`` against agents (cycled over the other seats), in the terminal,
+    through the match driver (:func:`uno_mk_env.evaluation.match.play_match`: no step cap; the
+    agents are seeded with ``derive_seed(seed, seat)`` when built).
 
     Every decision of the person is prompted with numbered choices; bad input is re-prompted.
     ``input_fn`` and ``output`` let tests script a whole game. Returns 0 (a game finished, or
     the player quit).
     """
-    from uno_mk_env.render import RecentDecisions, render_game
-
     out = output if output is not None else sys.stdout
 
     def say(text: str = "") -> None:
@@ -190,42 +246,25 @@ def play(
         raise CLIError(f"bad --seat {seat}: seats are 0 to {n - 1}")
     others = [s for s in range(n) if s != seat]
     labels = ["you"] * n
-    bots: dict[int, Agent] = {}
+    players: list[Agent] = [None] * n  # type: ignore[list-item]
     for i, s in enumerate(others):
         spec = opponents[i % len(opponents)]
-        bots[s] = build_agent(spec, seed=derive_seed(seed, s))
+        players[s] = build_agent(spec, seed=derive_seed(seed, s))
         labels[s] = spec
     names = seat_names(labels, seat)
-    g = Game(rules_obj, seed=seed)
+    person = TerminalPlayer(seat, names, rules_obj, input_fn, say)
+    players[seat] = person
     length = {"single_round": "one round", "target_score": f"to {rules_obj.target_score} points",
               "fixed_rounds": f"{rules_obj.rounds} rounds"}[rules_obj.match]
     say(f"UNO Mario Kart ({length}): you are {names[seat]}; seed {seed}. Type ? for help.")
-    history = RecentDecisions(maxlen=None)
-    history.start(g)
-    shown_from = 0
-    while not g.game_over:
-        p = g.current_player
-        if p != seat:
-            action = agent_action(bots[p], g, names[p])
-            history.before(g)
-            g.step(action)
-            history.after(action)
-            continue
-        recent = list(history)[max(shown_from, len(history) - MAX_RECENT_DECISIONS):]
-        table = render_game(g, seat, names, recent)
-        say()
-        say(table)
-        action = ask(g.view(seat), names, input_fn, say, table, rules_obj)
-        if action is None:
-            say("You left the game.")
-            return 0
-        history.before(g)
-        shown_from = len(history)
-        g.step(action)
-        history.after(action)
+    try:
+        outcome = play_match(players, rules_obj, seed, labels=names, observer=person)
+    except MatchStopped:
+        say("You left the game.")
+        return 0
+    g = outcome.game
     say()
-    recent = list(history)[max(shown_from, len(history) - MAX_RECENT_DECISIONS):]
-    say(render_game(g, seat, names, recent, done=True))
+    say(person.table(done=True))
     if g.winner is None:
         say("Game over: no winner.")
     elif g.winner == seat:

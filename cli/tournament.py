@@ -3,6 +3,12 @@
 ::
 
     uno-mk tournament --agents greedy,random --players 4 --games 400 --seed 1 --workers 2
+    uno-mk tournament --agents greedy,random --players 4 --games 400 --seed 1 --resume
+
+Finished games are journaled in the ``--out`` folder as they complete (``journal.jsonl``); after
+an interruption the same command with ``--resume`` plays only the missing games and writes the
+same results. The folder is locked for the run (a second run into it is refused) and every
+result file is written atomically.
 
 Needs the ``eval`` extra (scipy: confidence intervals and the Plackett–Luce rating fit); without
 it the command ends with one line naming it. matplotlib (the PNG plot), tqdm (the progress bar)
@@ -21,9 +27,16 @@ from typing import Any, TextIO
 from uno_mk_env.evaluation.tournament import (
     DEFAULT_MAX_STEPS,
     FILE_NAMES,
+    JOURNAL_FILE,
+    MAX_GAMES,
+    MAX_REPLAYS,
+    MAX_WORKERS,
     REPLAYS_FILE,
+    OutputLock,
     TournamentResult,
     check_output_dir,
+    check_sizes,
+    entrant_labels,
     make_rules,
     run_tournament,
 )
@@ -58,11 +71,16 @@ def add_parser(subparsers: Any) -> None:
     t.add_argument("--players", type=int, help="seats per table, 2-10 "
                    "(default: the number of agents)")
     t.add_argument("--games", type=int, default=100,
-                   help="games to play (rounded up to a multiple of --players; default 100)")
+                   help=f"games to play, 1 to {MAX_GAMES:,} (rounded up to a multiple of "
+                        "--players; default 100)")
     t.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
-    t.add_argument("--workers", type=int, default=1, help="processes (default 1)")
-    t.add_argument("--out", help="directory for the result files "
-                   "(default: results/<players>p_<agents>_seed<seed>)")
+    t.add_argument("--workers", type=int, default=1,
+                   help=f"processes, 1 to {MAX_WORKERS} (default 1)")
+    t.add_argument("--out", help="directory for the result files and the journal of finished "
+                   "games (default: results/<players>p_<agents>_seed<seed>); one run at a time")
+    t.add_argument("--resume", action="store_true",
+                   help=f"continue the interrupted tournament in --out from its {JOURNAL_FILE} "
+                        "(give the same arguments): the result equals an uninterrupted run's")
     t.add_argument("--no-duplicate", action="store_true",
                    help="a fresh deal for every game instead of replaying each deal per seat "
                         "rotation")
@@ -70,8 +88,8 @@ def add_parser(subparsers: Any) -> None:
                    help=f"decisions per round before the game counts as having no winner "
                         f"(default {DEFAULT_MAX_STEPS})")
     t.add_argument("--replays", type=int, default=0, metavar="N",
-                   help="record the first N games decision by decision into replays.json "
-                        "(view them with 'uno-mk replay --from DIR'; default 0)")
+                   help=f"record the first N games (at most {MAX_REPLAYS}) decision by decision "
+                        "into replays.json (view them with 'uno-mk replay --from DIR'; default 0)")
     t.add_argument("--allow-cheating", action="store_true",
                    help="admit agents that see hidden cards (oracle), as skill-ceiling "
                         "references; refused otherwise")
@@ -86,14 +104,17 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     agent_specs = specs(args.agents, "--agents")
     rules = rules_from_args(args.preset, args.rule, args.rounds_to_500)
     n = players(args.players, rules, min(max(len(agent_specs), MIN_PLAYERS), MAX_PLAYERS))
-    for flag, value in (("--games", args.games), ("--workers", args.workers),
-                        ("--max-steps", args.max_steps)):
-        if value < 1:
-            raise CLIError(f"{flag} must be at least 1, got {value}")
+    if args.max_steps < 1:
+        raise CLIError(f"--max-steps must be at least 1, got {args.max_steps}")
     if args.seed < 0:
         raise CLIError(f"--seed must be a non-negative int, got {args.seed}")
-    if args.replays < 0:
-        raise CLIError(f"--replays must be a non-negative int, got {args.replays}")
+    try:  # sizes beyond their bounds, before anything is built or played
+        check_sizes(args.games, args.workers, args.replays,
+                    len(entrant_labels(agent_specs, n)),
+                    flags={"games": "--games", "workers": "--workers", "replays": "--replays",
+                           "entrants": "the number of entrants (--agents)"})
+    except ValueError as e:
+        raise CLIError(str(e)) from None
     require(NEEDS, EXTRA, "uno-mk tournament")
     check_agents(agent_specs, args.allow_cheating)
     rules.pop("num_players", None)
@@ -101,17 +122,20 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         agent_specs, n, args.seed, make_rules(rules, n).match
     )
     # before playing: a bad --out must not cost the results
-    check_output_dir(out_dir, [*FILE_NAMES.values(), *([REPLAYS_FILE] if args.replays else [])])
-    result = run_tournament(
-        agent_specs, n, args.games, seed=args.seed, rules=rules,
-        duplicate=not args.no_duplicate, workers=args.workers,
-        progress=progress_wanted(args.progress), max_steps=args.max_steps,
-        allow_cheating=args.allow_cheating,
-        replays=args.replays,
-    )
-    print_leaderboard(result, out)
-    paths = save(result, out_dir, plot=not args.no_plot, out=out)
-    print(f"Results written to {out_dir}/: {', '.join(p.name for p in paths.values())}", file=out)
+    check_output_dir(out_dir, [*FILE_NAMES.values(), JOURNAL_FILE,
+                               *([REPLAYS_FILE] if args.replays else [])])
+    with OutputLock(out_dir, "tournament"):  # one run per folder; released if this one dies
+        result = run_tournament(
+            agent_specs, n, args.games, seed=args.seed, rules=rules,
+            duplicate=not args.no_duplicate, workers=args.workers,
+            progress=progress_wanted(args.progress), max_steps=args.max_steps,
+            allow_cheating=args.allow_cheating,
+            replays=args.replays, journal=out_dir / JOURNAL_FILE, resume=args.resume,
+        )
+        print_leaderboard(result, out)
+        paths = save(result, out_dir, plot=not args.no_plot, out=out)
+    print(f"Results written to {out_dir}/: {', '.join(p.name for p in paths.values())}"
+          f" (and the journal {JOURNAL_FILE})", file=out)
     return 0
 
 

@@ -44,14 +44,16 @@ import numpy as np
 
 from uno_mk_env import Rules, RulesError
 from uno_mk_env import __version__ as PACKAGE_VERSION
-from uno_mk_env.agents.base import AgentSpecError, build_agent
+from uno_mk_env.agents.base import build_agent
+from uno_mk_env.agents.ppo import resolve_model_path
 
+from .match import admit
+from .outputs import atomic_write_text
 from .ratings import Z95
 from .tournament import (
     DEFAULT_MAX_STEPS,
     GameRecord,
     TournamentResult,
-    cheating_refusal,
     run_tournament,
     schedule,
     wilson_interval,
@@ -79,8 +81,9 @@ ISMCTS_OPPONENT = "ismcts:100"
 SEARCH_OPPONENTS = (ISMCTS_OPPONENT,)
 #: Games of a line against a search opponent (at most; fewer when ``games`` is smaller).
 SEARCH_LINE_GAMES = 1_000
-#: The shipped PPO agents, by the player count they were trained for (paths relative to the
-#: repository; :func:`resolve_spec` finds them from any working directory).
+#: The shipped PPO agents, by the player count they were trained for (the repository's paths,
+#: which name the package's copies from any working directory:
+#: :func:`uno_mk_env.agents.shipped.find_shipped`).
 PPO_MODELS = {2: "models/ppo_2p.npz", 4: "models/ppo_4p.npz"}
 CARD_JSON = "card.json"
 CARD_MD = "card.md"
@@ -127,8 +130,11 @@ def file_sha256(spec: str) -> str | None:
     name, sep, arg = spec.partition(":")
     if name != "ppo" or not sep:
         return None
-    path = Path(resolve_spec(spec).partition(":")[2])
-    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+    try:  # the file the agent loads: a shipped name (ppo:ppo_2p), a path, a path + .zip/.npz
+        path = resolve_model_path(resolve_spec(spec).partition(":")[2])
+    except FileNotFoundError:
+        return None
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 # ---------------------------------------------------------------------------- statistics
@@ -259,12 +265,10 @@ def check_cheating(agent: str, opponents: Sequence[str], allow_cheating: bool) -
         AgentSpecError: a spec cannot be built, a cheating agent without ``allow_cheating``, or
             a cheating opponent (one line).
     """
-    cheats = bool(getattr(build_agent(resolve_spec(agent), seed=0), "cheats", False))
-    if cheats and not allow_cheating:
-        raise AgentSpecError(cheating_refusal(agent))
-    for opp in dict.fromkeys(opponents):
-        if getattr(build_agent(resolve_spec(opp), seed=0), "cheats", False):
-            raise AgentSpecError(f"opponent {opp!r} cheats: the protocol's opponents never do")
+    cheats = admit(build_agent(resolve_spec(agent), seed=0), agent, allow_cheating)
+    for opp in dict.fromkeys(opponents):  # the protocol's opponents are never admitted
+        admit(build_agent(resolve_spec(opp), seed=0), opp, allow_cheating=False,
+              refusal=f"opponent {opp!r} cheats: the protocol's opponents never do")
     return cheats
 
 
@@ -316,14 +320,24 @@ def evaluate(
         card["lines"].append(_line_entry(line, metrics))
         if out is not None:
             (out / "games").mkdir(parents=True, exist_ok=True)
-            (out / "games" / f"{line.name}.json").write_text(result.to_json(indent=None) + "\n",
-                                                            encoding="utf-8")
+            atomic_write_text(out / "games" / f"{line.name}.json",
+                              result.to_json(indent=None) + "\n")
         if on_line is not None:
             on_line(line, metrics)
     card["run"] = {"workers": workers, "elapsed_s": round(time.perf_counter() - start, 1)}
     if out is not None:
         write_card(card, out)
+        _remove_stale_lines(out, lines)
     return card
+
+
+def _remove_stale_lines(out: Path, lines: Sequence[Line]) -> None:
+    """Removes the game records in ``out/games`` of lines this card does not have (left by an
+    earlier card in the same folder), so that the folder holds one card and its records."""
+    keep = {f"{line.name}.json" for line in lines}
+    for path in (out / "games").glob("*.json"):
+        if path.name not in keep and path.is_file():
+            path.unlink()
 
 
 def _card_header(
@@ -404,8 +418,8 @@ def write_card(card: Mapping[str, Any], out_dir: str | Path) -> dict[str, Path]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / CARD_JSON, "md": out / CARD_MD}
-    paths["json"].write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
-    paths["md"].write_text(card_markdown(card), encoding="utf-8")
+    atomic_write_text(paths["json"], json.dumps(card, indent=2) + "\n")
+    atomic_write_text(paths["md"], card_markdown(card))
     return paths
 
 

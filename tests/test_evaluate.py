@@ -205,11 +205,20 @@ def test_cli_refuses_a_cheating_agent_in_one_line(tmp_path: Path, capsys) -> Non
 # ------------------------------------------------------------------------------------ CLI
 def test_cli_runs_again_into_the_same_folder_and_refuses_a_games_file(tmp_path: Path,
                                                                       capsys) -> None:
-    """A second evaluation overwrites the first's card and records (its games/ folder used to
-    be refused as "not a file"); a file where the games/ folder goes is refused before playing."""
+    """A second evaluation into a card's folder is refused in one line unless --force (a card
+    used to be overwritten silently); with --force it replaces the card (its games/ folder used
+    to be refused as "not a file"); a file where the games/ folder goes is refused before
+    playing."""
     argv = ["evaluate", "random", "--players", "2", "--games", "4", "--opponents", "greedy",
             "--out", str(tmp_path / "card")]
-    assert main(argv) == 0 and main(argv) == 0, capsys.readouterr().err
+    assert main(argv) == 0, capsys.readouterr().err
+    before = (tmp_path / "card" / protocol.CARD_JSON).read_bytes()
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "already holds a card" in err and "--force" in err, err
+    assert (tmp_path / "card" / protocol.CARD_JSON).read_bytes() == before
+    assert main([*argv, "--force"]) == 0, capsys.readouterr().err
     assert (tmp_path / "card" / "games" / "2p_vs_greedy.json").is_file()
     (tmp_path / "blocked").mkdir()
     (tmp_path / "blocked" / "games").write_text("x")

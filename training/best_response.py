@@ -65,6 +65,7 @@ def check(args: argparse.Namespace) -> str:
     """Refuses a request before any training (one line, :class:`ValueError`); returns the
     SHA-256 of the target's model file as it is before training (``""``: none)."""
     from uno_mk_env.agents.base import build_agent
+    from uno_mk_env.evaluation.match import admit
     from uno_mk_env.evaluation.protocol import file_sha256
     from uno_mk_env.evaluation.tournament import check_output_dir
 
@@ -75,9 +76,10 @@ def check(args: argparse.Namespace) -> str:
     if args.games <= 0:
         raise ValueError(f"--games {args.games}: must be > 0")
     agent = build_agent(args.target, seed=0)  # AgentSpecError for an unknown or broken spec
-    if getattr(agent, "cheats", False):
-        raise ValueError(f"target {args.target!r} sees hidden cards: a best response to it "
-                         "measures nothing a real opponent allows")
+    # the one cheating policy (evaluation.match): a target is never admitted
+    admit(agent, args.target, allow_cheating=False,
+          refusal=f"target {args.target!r} sees hidden cards: a best response to it measures "
+                  "nothing a real opponent allows")
     check_output_dir(args.runs_dir, [])
     if args.csv is not None:
         check_output_dir(args.csv.parent, [args.csv.name])

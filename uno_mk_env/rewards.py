@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["POINTS_SCALE", "REWARD_MODES", "expected_win_rewards", "loss_reward", "round_rewards",
-           "win_reward", "win_rewards"]
+__all__ = ["POINTS_SCALE", "REWARD_MODES", "expected_win_rewards", "loss_reward", "place_reward",
+           "places", "round_rewards", "win_place_reward", "win_reward", "win_rewards"]
 
 REWARD_MODES = ("win", "points")
 #: ``reward="points"`` pays points / 100 (the observation's score unit too).
@@ -43,6 +43,30 @@ def expected_win_rewards(weights: Sequence[float]) -> list[float]:
     lose = loss_reward(len(weights))
     total = sum(weights)
     return [w / total * (1.0 - lose) + lose for w in weights]
+
+
+def places(winner: int | None, scores: Sequence[int], hand_points: Sequence[int]) -> list[int]:
+    """Finishing places (1 = first) of a finished game, as tournaments and the place reward rank
+    them: the winner, then score descending (multi-round games, R10.2), then the points left in
+    hand ascending; equal keys share the better place."""
+    keys = [(s != winner, -scores[s], hand_points[s]) for s in range(len(scores))]
+    return [1 + sum(other < key for other in keys) for key in keys]
+
+
+def place_reward(num_players: int, place: int) -> float:
+    """The place reward (training's ``reward="place"``) of a seat that finished at ``place``
+    (:func:`places`): ``1 - 2 (place - 1) / (N - 1)``, +1 for first place down to -1 for last,
+    linear; at two players the win reward."""
+    return 1.0 - 2.0 * (place - 1) / (num_players - 1)
+
+
+def win_place_reward(num_players: int, winner: int | None, seat: int, place: int,
+                     place_weight: float) -> float:
+    """Training's ``reward="win_place"``: ``w * place_reward + (1 - w) * win_reward`` with
+    ``w = place_weight`` (0.5: their mean; at four players +1, 0, -1/3, -2/3 from first to
+    last place)."""
+    return (place_weight * place_reward(num_players, place)
+            + (1.0 - place_weight) * win_reward(num_players, winner, seat))
 
 
 def round_rewards(game: Any, reward: str) -> list[float]:

@@ -1,0 +1,164 @@
+"""The one match driver: plays one game among agents (in the spirit of OpenSpiel's
+``evaluate_bots``). Tournaments, the evaluation protocol, replays, ``uno-mk play`` and the best
+response's evaluation all play their games through :func:`play_match`.
+
+One game
+    Every agent is reset with its seed (``agent_seeds``; none when the caller seeded the
+    agents itself), the deal is ``Game(rules, seed=game_seed)`` (the seed fixes every shuffle),
+    and every decision is asked of the current decider through
+    :func:`~uno_mk_env.agents.base.agent_action` (its view, its observation, the mask; an illegal
+    action or an exception is one :class:`~uno_mk_env.agents.base.AgentError` line). A person at
+    the terminal is an agent like any other (``uno_mk_env.cli.play``).
+
+The step cap
+    A round that reaches ``max_steps`` decisions without ending stops the game: it is *capped*
+    and counted as having no winner (``None``: no cap).
+
+The cheating policy (stated here once)
+    An agent with ``cheats = True`` (:class:`uno_mk_env.agents.oracle.CheatingAgent`) sees hidden
+    cards: it plays only where the caller admits it (``allow_cheating``, the ``--allow-cheating``
+    flag of the commands); anywhere else it is refused with one line before a card is dealt
+    (:func:`admit`). Where it is admitted, the driver shows it the true game before each of its
+    decisions (``observe_game``). The protocol's opponents and a best response's target are
+    never admitted (their callers pass ``allow_cheating=False`` with their own reason).
+
+Observers
+    An observer (``start(game)`` after the deal, ``before(game, seat)`` before each decision,
+    ``after(game, seat, action)`` after the step) sees the game as it is played: the replay
+    recorder and the terminal game use one. Observers must not change the game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from uno_mk_env import Game, PlayerView, Rules
+from uno_mk_env.agents.base import Agent, AgentError, AgentSpecError, agent_action
+
+__all__ = ["MatchObserver", "MatchOutcome", "MatchStopped", "admit", "cheating_refusal",
+           "cheats", "play_match"]
+
+
+class MatchStopped(Exception):
+    """Raised by an agent (a person leaving the game) to end the game at once; :func:`play_match`
+    lets it through instead of reporting an agent failure."""
+
+
+class MatchObserver(Protocol):
+    """What :func:`play_match` calls around each decision (see the module docstring)."""
+
+    def start(self, game: Game) -> None: ...
+
+    def before(self, game: Game, seat: int) -> None: ...
+
+    def after(self, game: Game, seat: int, action: int) -> None: ...
+
+
+@dataclass(frozen=True)
+class MatchOutcome:
+    """How a game ended: the finished (or capped) ``game``; ``capped`` when a round reached the
+    step cap; ``winner`` is ``None`` then, after a stalemate or a tied fixed-rounds game."""
+
+    game: Game
+    capped: bool
+
+    @property
+    def winner(self) -> int | None:
+        return None if self.capped else self.game.winner
+
+    @property
+    def end(self) -> str:
+        """``"win"``, ``"no_winner"`` or ``"capped"``."""
+        if self.capped:
+            return "capped"
+        return "win" if self.game.winner is not None else "no_winner"
+
+
+def cheats(agent: Any) -> bool:
+    """Whether ``agent`` sees hidden cards (``cheats = True``)."""
+    return bool(getattr(agent, "cheats", False))
+
+
+def cheating_refusal(label: str) -> str:
+    """The one-line refusal of a cheating agent where cheating is not admitted."""
+    return (f"agent {label!r} cheats (it sees hidden cards) and is refused here; it is only a "
+            "reference for the skill ceiling: pass allow_cheating=True (--allow-cheating) to "
+            "play it anyway")
+
+
+def admit(agent: Any, label: str, allow_cheating: bool, refusal: str | None = None) -> bool:
+    """The cheating policy (module docstring): returns whether ``agent`` cheats.
+
+    Raises:
+        AgentSpecError: ``agent`` cheats and ``allow_cheating`` is false; the message is
+            ``refusal`` (default :func:`cheating_refusal` of ``label``).
+    """
+    if cheats(agent) and not allow_cheating:
+        raise AgentSpecError(refusal or cheating_refusal(label))
+    return cheats(agent)
+
+
+def play_match(
+    players: Sequence[Agent],
+    rules: Rules,
+    game_seed: int,
+    agent_seeds: Sequence[int | None] | None = None,
+    labels: Sequence[str] | None = None,
+    max_steps: int | None = None,
+    allow_cheating: bool = False,
+    observer: MatchObserver | None = None,
+    encode: Callable[[PlayerView], np.ndarray] | None = None,
+) -> MatchOutcome:
+    """Plays one game; ``players[seat]`` acts for ``seat`` (see the module docstring).
+
+    Args:
+        players: one agent per seat.
+        rules: the table's rules (``rules.num_players`` seats).
+        game_seed: the deal's seed.
+        agent_seeds: each seat's ``reset`` seed; ``None``: the agents are not reset.
+        labels: names in error messages (default: the agents' names).
+        max_steps: decisions per round before the game is capped (``None``: no cap).
+        allow_cheating: admit agents that see hidden cards (:func:`admit`).
+        observer: called around every decision.
+        encode: the observation encoder (default :func:`uno_mk_env.observation.encode`).
+
+    Raises:
+        AgentSpecError: a cheating agent without ``allow_cheating``.
+        AgentError: an agent chose an illegal action or raised (names it and the seat).
+        MatchStopped: an agent ended the game (a person quitting).
+    """
+    n = rules.num_players
+    if len(players) != n:
+        raise ValueError(f"{len(players)} players given for a table of {n}")
+    labels = list(labels) if labels is not None else [a.name for a in players]
+    seeing = [admit(a, labels[s], allow_cheating) for s, a in enumerate(players)]
+    if agent_seeds is not None:
+        for seat, agent in enumerate(players):
+            agent.reset(agent_seeds[seat])
+    g = Game(rules, seed=game_seed)
+    if observer is not None:
+        observer.start(g)
+    in_round = 0
+    while not g.game_over:
+        if max_steps is not None and in_round >= max_steps:
+            return MatchOutcome(g, capped=True)
+        p = g.current_player
+        if seeing[p]:
+            players[p].observe_game(g)  # type: ignore[attr-defined]
+        if observer is not None:
+            observer.before(g, p)
+        try:
+            action = agent_action(players[p], g, labels[p], encode)
+        except AgentError as e:
+            if isinstance(e.__cause__, MatchStopped):
+                raise e.__cause__ from None
+            raise
+        g.step(action)
+        in_round = 0 if g.round_over else in_round + 1
+        if observer is not None:
+            observer.after(g, p, action)
+    return MatchOutcome(g, capped=False)

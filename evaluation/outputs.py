@@ -1,0 +1,161 @@
+"""Result files that survive a kill: one atomic writer for every result file, a lock on an
+output folder, and the check that a folder can be written before any work is done.
+
+Atomic writes
+    :func:`atomic_write` writes into a temporary file in the target's folder, flushes it to disk,
+    then renames it over the target (``os.replace``): a reader, or a run killed at any moment
+    (even by SIGKILL), sees the old file or the new one, never a truncated one. Every result
+    file of the evaluation tools (``tournament.json``, the CSVs, ``replays.json``, the plot,
+    benchmark cards) goes through it.
+
+Locks
+    :class:`OutputLock` holds ``fcntl.flock`` on a lock file in the folder for the duration of a
+    run: a second run into the same folder is refused with one line. The kernel releases the
+    lock when its process dies, so the lock of a killed run never blocks the next one (the lock
+    file itself stays, empty of meaning). Where ``fcntl`` does not exist (Windows) there is no
+    lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = ["LOCK_FILE", "OutputLock", "OutputPathError", "atomic_save", "atomic_write",
+           "atomic_write_text",
+           "check_output_dir"]
+
+#: The lock file :class:`OutputLock` holds in an output folder.
+LOCK_FILE = ".uno-mk.lock"
+
+
+class OutputPathError(ValueError):
+    """A place where the result files cannot be written (one line naming it)."""
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | Path, mode: str = "w", **open_args: Any) -> Iterator[IO[Any]]:
+    """Opens a temporary file beside ``path`` for writing (``mode`` ``"w"`` or ``"wb"``, other
+    arguments as :func:`open`); when the ``with`` block ends without an exception the file is
+    flushed to disk and renamed over ``path`` (``os.replace``, atomic), else it is removed and
+    ``path`` is left as it was.
+
+    Raises:
+        OSError: the folder cannot be written (the caller turns it into one line).
+    """
+    target = Path(path)
+    if mode not in ("w", "wb"):
+        raise ValueError(f"atomic_write writes a whole file: mode 'w' or 'wb', not {mode!r}")
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it 0600; a result file is not secret
+        with os.fdopen(fd, mode, **open_args) as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    """Writes ``text`` (UTF-8) to ``path`` atomically (:func:`atomic_write`); returns the path."""
+    with atomic_write(path, "w", encoding="utf-8", newline="") as f:
+        f.write(text)
+    return Path(path)
+
+
+def atomic_save(path: str | Path, save: Callable[[IO[bytes]], Any]) -> Path:
+    """Calls ``save(binary_file)`` (a matplotlib ``savefig``, say) on a temporary file and
+    renames it over ``path`` (:func:`atomic_write`); returns the path."""
+    with atomic_write(path, "wb") as f:
+        save(f)
+    return Path(path)
+
+
+class OutputLock:
+    """An exclusive lock on an output folder for one run (``with OutputLock(folder): ...``).
+
+    Raises (on entering):
+        OutputPathError: another running process holds the folder (one line naming it).
+    """
+
+    def __init__(self, folder: str | Path, what: str = "run") -> None:
+        self.folder = Path(folder)
+        self.what = what
+        self._fd: int | None = None
+
+    def __enter__(self) -> OutputLock:
+        try:
+            import fcntl
+        except ImportError:  # no flock here (Windows): no lock
+            return self
+        path = self.folder / LOCK_FILE
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise OutputPathError(f"cannot lock output directory {str(self.folder)!r} "
+                                  f"({e.strerror or e})") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise OutputPathError(
+                f"output directory {str(self.folder)!r} is in use by another {self.what} "
+                f"(it holds {LOCK_FILE}); wait for it to end or choose another folder"
+            ) from None
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the descriptor releases the flock
+            self._fd = None
+
+
+def check_output_dir(path: str | Path, file_names: Iterable[str]) -> Path:
+    """Makes sure files can be written into the directory ``path`` before any work is done:
+    creates it (with its parents) if needed, writes and removes a probe file, and checks that
+    none of ``file_names`` exists as something other than a file.
+
+    Returns:
+        The directory.
+
+    Raises:
+        OutputPathError: one line naming the place and the reason (it or a parent is not a
+            directory, it cannot be created or written).
+    """
+    out = Path(path).expanduser()
+    try:
+        if out.exists() and not out.is_dir():
+            raise OutputPathError(f"output directory {str(path)!r} exists and is not a directory")
+        for parent in out.parents:
+            if parent.exists():
+                if not parent.is_dir():
+                    raise OutputPathError(f"output directory {str(path)!r} cannot be created: "
+                                          f"{str(parent)!r} is not a directory")
+                break
+        out.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=out, prefix=".write-check-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise OutputPathError(f"output directory {str(path)!r} cannot be created or written "
+                              f"({e.strerror or e})") from None
+    for name in file_names:
+        target = out / name
+        if target.exists() and not target.is_file():
+            raise OutputPathError(f"cannot write {str(target)!r}: it exists and is not a file")
+    return out
