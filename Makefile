@@ -1,23 +1,45 @@
-# The two Quick start commands (README): `make demo` and `make test`. Both set up .venv first.
-# torch==2.13.0 is installed on its own before the extras: it is the CPU build that lies on
-# this machine; letting stable-baselines3 pull torch itself would download a multi-GB CUDA build.
+# The two Quick start commands (README): `make demo` and `make test`. Both set up .venv first,
+# each with only what it needs: a stamp file per installed extra, redone when pyproject.toml
+# changes. CI (.ci/run) runs `make setup` then `make test`.
+#
+# torch: `make setup` installs torch==2.13.0 on its own before the test extra. On the
+# maintainers' machines pip finds the CPU build of it locally. On an ordinary Linux machine that
+# line downloads the CUDA build from PyPI (several GB): to get the CPU-only build, install it into
+# .venv first from the PyTorch project's CPU wheel index, and that line keeps it:
+#   python3 -m venv .venv
+#   .venv/bin/python -m pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+EVAL_STAMP := $(VENV)/.installed-eval
+DOCS_STAMP := $(VENV)/.installed-docs
 
-.PHONY: setup demo test test-all lint bench clean
+.PHONY: setup demo test test-all lint bench docs clean
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+
+# The test extra (it includes train, env, eval and render): what `make test` and CI need.
+$(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+# The eval extra alone (scipy, matplotlib, tqdm, rich): all `uno-mk demo` imports; no torch.
+$(EVAL_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[eval]'
+	touch $(EVAL_STAMP)
+
+# The docs extra (MkDocs, Material, mkdocstrings): the site reads the code, never imports it.
+$(DOCS_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+demo: $(EVAL_STAMP)
 	$(VENV)/bin/uno-mk demo
 
 test: $(STAMP)
@@ -32,5 +54,9 @@ bench: $(STAMP)
 	$(PY) -m benchmarks.engine_speed
 	$(PY) -m benchmarks.env_speed
 
+# The documentation site, into site/ (mkdocs.yml); --strict: a broken link or reference fails.
+docs: $(DOCS_STAMP)
+	$(VENV)/bin/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache site

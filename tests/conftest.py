@@ -63,9 +63,10 @@ def no_leftover_temporary_files(tmp_path_factory: pytest.TempPathFactory) -> Ite
 
 # -------------------------------------------------------------------------------- repository
 ROOT = Path(__file__).resolve().parents[1]
-#: Git pathspec globs of what may change in the checkout: the virtualenv, caches, build output.
+#: Git pathspec globs of what may change in the checkout: the virtualenv, caches, build output
+#: (site/: the documentation site of `make docs`).
 SCRATCH_IN_REPO = ("**/.venv/**", "**/__pycache__/**", "**/.pytest_cache/**", "**/.ruff_cache/**",
-                   "**/*.egg-info/**", "build/**")
+                   "**/*.egg-info/**", "build/**", "site/**")
 _STATUS_AT_START = pytest.StashKey[frozenset[str]]()
 _LEFT_IN_REPO = pytest.StashKey[list[str]]()
 

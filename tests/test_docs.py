@@ -11,12 +11,14 @@
   any other section as ``docs/api.md#observation`` (a heading anchor); a numbered section as
   ``docs/<page>.md §N`` (a heading numbered ``N``). Rule test names cite clauses too
   (``test_r7_1_...`` is R7.1).
-* The ```python examples of docs/*.md run as written.
+* Each generated table lives on exactly one page, and the documentation site's pages are in its
+  navigation (mkdocs.yml); every benchmark card of docs/cards/ is linked from the results page.
+  (The ```python examples and ```bash commands of README.md and docs/*.md run in
+  tests/test_readme.py, each with the claims of the text around it.)
 """
 
 from __future__ import annotations
 
-import ast
 import re
 import subprocess
 import tempfile
@@ -42,10 +44,11 @@ PAGE_BLOCKS = {
 
 @cache
 def tracked_files() -> tuple[str, ...]:
-    """Repository files: tracked by git, plus docs/*.md (new pages before their first commit)."""
+    """Repository files: tracked by git, plus the Markdown pages of docs/ and of the root (new
+    pages before their first commit)."""
     out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True)
     files = {f for f in out.stdout.decode().split("\0") if f and (ROOT / f).is_file()}
-    files |= {p.relative_to(ROOT).as_posix() for p in DOCS.glob("*.md")}
+    files |= {p.relative_to(ROOT).as_posix() for p in (*DOCS.rglob("*.md"), *ROOT.glob("*.md"))}
     return tuple(sorted(files))
 
 
@@ -335,22 +338,43 @@ def test_citation_checker_catches_what_it_should() -> None:
     assert names == ["test_r9_r10_3_", "test_r5_"]
 
 
-# ----------------------------------------------------------------------- page examples
-EXAMPLES = [(p.name, i, code) for p in doc_pages() for i, code in enumerate(
-    re.findall(r"^```python\n(.*?)^```", p.read_text(encoding="utf-8"), re.S | re.M))]
+# ------------------------------------------------------------------------ one page per table
+def markdown_pages() -> dict[str, str]:
+    """README.md and every Markdown page under docs/, by repository path."""
+    pages = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+    return {p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8") for p in pages}
 
 
-@pytest.mark.parametrize("page, index, code", EXAMPLES, ids=[f"{p}-{i}" for p, i, _ in EXAMPLES])
-def test_page_examples_run(page: str, index: int, code: str) -> None:
-    namespace: dict[str, object] = {}
-    exec(compile(ast.parse(code), f"docs/{page}[{index}]", "exec"), namespace)
-    if "Game.from_dict(" in code:  # read exactly as written: draw_pile[0] drawn first
-        from uno_mk_env import actions
-        from uno_mk_env.cards import kind
+#: Generated tables still on two pages, waiting for their owners: xfail(strict), so the marker
+#: must go as soon as the table has one home (then this test passes for it and XPASS fails).
+ON_TWO_PAGES: dict[str, str] = {
+    "actions": "docs/api.md and docs/environment.md (the env page keeps it)",
+    "observation": "docs/api.md and docs/environment.md (the env page keeps it)",
+}
 
-        g = namespace["g"]
-        assert g.top_card == kind("R5") and g.current_player == 0
-        g.step(actions.DRAW)  # B3: not playable on R5, kept; the turn passes
-        assert g.hand(0)[kind("B3")] == 1 and g.current_player == 1
-    if "agent_iter()" in code:  # the loop ran the episode to its end for every agent
-        assert namespace["env"].agents == []
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=ON_TWO_PAGES[n]))
+    if n in ON_TWO_PAGES else n for n in docs.GENERATORS
+])
+def test_each_generated_table_is_generated_into_exactly_one_page(name: str) -> None:
+    pages = [rel for rel, text in markdown_pages().items() if name in docs.block_names(text)]
+    assert len(pages) == 1, (name, pages)
+
+
+def site_nav() -> list[str]:
+    """The pages of mkdocs.yml's nav (its ``- Title: page.md`` lines), in order."""
+    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    return re.findall(r"^\s*- [^:\n]+: (\S+\.md)$", text, re.M)
+
+
+def test_every_site_page_is_in_the_nav_and_every_card_is_linked() -> None:
+    """Every page of docs/ but the benchmark cards is in the site's navigation (each once), and
+    every card is linked from docs/results.md, so no page is out of reach."""
+    nav = site_nav()
+    assert len(nav) == len(set(nav))
+    pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
+    cards = {p for p in pages if p.startswith("cards/")}
+    assert set(nav) == pages - cards
+    linked = set(links((DOCS / "results.md").read_text(encoding="utf-8")))
+    assert cards and cards <= linked, sorted(cards - linked)

@@ -1,14 +1,20 @@
-"""The README is part of the product: its generated tables match the code, every ```python block
-runs as written and does what the text around it says, and so does every command line of its
-```bash blocks (``make`` lines excepted: they are what CI itself runs).
+"""The README and the documentation pages are part of the product: every ```python block runs
+as written and does what the text around it says, and so does every command line of their
+```bash blocks (``make`` lines excepted: they are what CI itself runs); the README stays a
+front page (at most 250 lines, the two Quick start commands, one table of where the agents
+stand, whose figures are the results page's).
 
-Each example runs in a fresh interpreter in a temporary working directory (files it writes, such
-as ``result.save("results/")``, land there), followed by a few lines that check the text's
-claims in the same namespace. Commands run through the installed ``uno-mk`` console script (or
-``python -m uno_mk_env.cli``). README commands that take minutes as written (10,000-game
-tournaments, ``uno-mk evaluate``) run with fewer games by default and as written, their
-figures checked against the README's tables, under ``-m slow``. ```py blocks are illustrative
-fragments (undefined names) and are not run.
+The pages are README.md and every page of docs/ (:data:`PAGES`): the usage manual, the
+reference tables, the research log and the cluster guide moved from the README to the site, and
+their examples moved with them. Each example runs in a fresh interpreter in a temporary working
+directory (files it writes, such as ``result.save("results/")``, land there), followed by a few
+lines that check the text's claims in the same namespace; an example that appears on two pages
+(the README's on Getting started) runs once. Commands run through the installed ``uno-mk``
+console script (or ``python -m uno_mk_env.cli``). Commands that take minutes as written
+(10,000-game tournaments, ``uno-mk evaluate``) run with fewer games by default and as written,
+their figures checked against the pages' tables, under ``-m slow``. ```py blocks are
+illustrative fragments (undefined names) and are not run. The generated tables are checked by
+tests/test_docs.py.
 """
 
 from __future__ import annotations
@@ -28,21 +34,51 @@ from uno_mk_env import docs
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-TEXT = README.read_text(encoding="utf-8")
-EXAMPLES = re.findall(r"^```python\n(.*?)^```", TEXT, re.S | re.M)
-BASH_BLOCKS = re.findall(r"^```bash\n(.*?)^```", TEXT, re.S | re.M)
+DOCS = ROOT / "docs"
+#: The pages whose code runs here: the README and the documentation site's pages.
+PAGES = [README, *sorted(DOCS.glob("*.md"))]
+TEXTS = {page.relative_to(ROOT).as_posix(): page.read_text(encoding="utf-8") for page in PAGES}
+README_TEXT = TEXTS["README.md"]
+#: Every page at once: where a figure printed by a command must be found.
+TEXT = "\n".join(TEXTS.values())
+
+
+def page_text(name: str) -> str:
+    """The text of ``docs/<name>``."""
+    return TEXTS[f"docs/{name}"]
+
+
+def section(text: str, heading: str) -> str:
+    """The section of ``text`` under ``heading`` (a ``## `` line), up to the next one."""
+    return text.split(f"\n{heading}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def fenced(tag: str) -> list[str]:
+    """The bodies of the ```tag blocks of every page, each once (first page first)."""
+    return _unique([body for text in TEXTS.values()
+                    for body in re.findall(rf"^```{tag}\n(.*?)^```", text, re.S | re.M)])
+
+
+EXAMPLES = fenced("python")
+BASH_BLOCKS = fenced("bash")
 #: Every command line of the ```bash blocks, comments dropped, ``make`` lines excepted.
-COMMANDS = [
+COMMANDS = _unique([
     line for block in BASH_BLOCKS
     for line in (raw.split("#", 1)[0].strip() for raw in block.splitlines())
     if line and not line.startswith("make ")
-]
+])
 #: What each code fence tag means here: run by these tests, or why not.
 FENCES = {
     "python": "run: each block in a fresh interpreter, with the text's claims checked",
     "bash": "run: each command line (fewer games by default, as written under -m slow)",
     "py": "not run: illustrative fragments with undefined names",
-    "sh": "not run: training runs of minutes to hours, and commands for a Ray cluster",
+    "sh": "not run: installs, illustrative commands (placeholders), training runs of minutes to "
+          "hours, commands for a Ray cluster",
+    "text": "not run: plain text (formats, outputs)",
     "": "not run: plain text (layouts, outputs)",
 }
 TIMEOUT = 600  # seconds for one example or command (a guard against a hang, not a speed test)
@@ -104,26 +140,54 @@ def quick_version(line: str) -> str | None:
     return None
 
 
-# ------------------------------------------------------------------------- generated tables
-def test_generated_blocks_are_current() -> None:
-    assert set(docs.block_names(TEXT)) == set(docs.SECTIONS), "README lost a generated block"
-    assert docs.render_readme(TEXT) == TEXT, "README is stale: run python -m uno_mk_env.docs"
+# ---------------------------------------------------------------------------- the README
+README_MAX_LINES = 250
+
+
+def test_the_readme_is_a_front_page() -> None:
+    """At most 250 lines; exactly the two Quick start commands; one picture; no generated
+    reference table (each lives on one documentation page: tests/test_docs.py)."""
+    assert len(README_TEXT.splitlines()) <= README_MAX_LINES
+    quick = section(README_TEXT, "## Quick start")
+    commands = [line.split("#", 1)[0].strip() for block in re.findall(
+        r"^```bash\n(.*?)^```", quick, re.S | re.M) for line in block.splitlines()]
+    assert [c for c in commands if c] == ["make demo", "make test"]
+    assert len(re.findall(r"!\[[^\]]*\]\(", README_TEXT)) == 1
+    assert docs.block_names(README_TEXT) == []
+
+
+def agent_table(text: str) -> list[list[str]]:
+    """The rows of the first table of ``text`` whose header starts with ``| agent |``."""
+    table = text[text.index("| agent |"):].split("\n\n", 1)[0].splitlines()[2:]
+    return [[c.strip() for c in row.strip().strip("|").split("|")] for row in table]
+
+
+def test_the_readme_agents_table_quotes_the_results_page() -> None:
+    """Every row of the README's one table of where the agents stand is a row of the skill
+    ladder on docs/results.md: the same win rates and mean place, cell for cell."""
+    ladder = [row[1:4] for row in agent_table(section(page_text("results.md"),
+                                                      "## How much is skill"))]
+    rows = agent_table(section(README_TEXT, "## Where the agents stand"))
+    assert len(rows) >= 8
+    for row in rows:
+        assert row[1:4] in ladder, row
 
 
 def test_every_action_and_observation_piece_is_documented() -> None:
     from uno_mk_env.observation import OBS_PIECES
 
+    page = page_text("environment.md")
     for piece in OBS_PIECES:
-        assert f"`{piece.name}`" in TEXT
+        assert f"`{piece.name}`" in page
     for code in ("`CALL_UNO`", "`CATCH_UNO`", "`CHALLENGE`", "`ACCEPT`", "`KEEP`", "`DRAW`"):
-        assert code in TEXT
+        assert code in page
 
 
 def test_the_layout_section_names_every_module_and_folder() -> None:
     """The Project layout block lists every top-level folder and every module of the package's
     folders and of benchmarks/ (so it cannot fall behind the tree)."""
-    section = TEXT[TEXT.index("## Project layout"):TEXT.index("## Version history")]
-    block = section[section.index("```\nuno_mk_env/"):]
+    layout = section(page_text("reference.md"), "## Project layout")
+    block = layout[layout.index("```\nuno_mk_env/"):]
     names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", block))
     tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
     if tracked.returncode != 0:
@@ -134,18 +198,23 @@ def test_the_layout_section_names_every_module_and_folder() -> None:
     packages = ("uno_mk_env", "agents", "training", "evaluation", "cli", "benchmarks")
     missing += sorted(str(f) for f in files if f.suffix == ".py" and f.parts[0] in packages
                       and f.stem != "__init__" and f.stem not in names)
-    assert not missing, f"README Project layout does not name: {missing}"
+    assert not missing, f"Project layout (docs/reference.md) does not name: {missing}"
 
 
-def test_every_code_fence_is_run_or_says_why_not() -> None:
-    tags = re.findall(r"^```(\S*)\n", TEXT, re.M)[::2]  # opening fences (they alternate)
+@pytest.mark.parametrize("page", list(TEXTS))
+def test_every_code_fence_is_run_or_says_why_not(page: str) -> None:
+    text = TEXTS[page]
+    tags = re.findall(r"^```(\S*)\n", text, re.M)[::2]  # opening fences (they alternate)
     unknown = set(tags) - set(FENCES)
-    assert not unknown, f"fence tags without a rule in FENCES: {unknown}"
-    assert TEXT.count("\n```") % 2 == 0
+    assert not unknown, f"{page}: fence tags without a rule in FENCES: {unknown}"
+    assert text.count("\n```") % 2 == 0
 
 
 def test_there_are_examples() -> None:
-    assert len(EXAMPLES) >= 5 and len(COMMANDS) >= 4
+    assert len(EXAMPLES) >= 7 and len(COMMANDS) >= 40
+    for text in TEXTS.values():  # every block of every page is among them
+        for body in re.findall(r"^```python\n(.*?)^```", text, re.S | re.M):
+            assert body in EXAMPLES
 
 
 # ---------------------------------------------------------------------------- python blocks
@@ -197,7 +266,7 @@ assert g.hand(0)[kind("B3")] == 1 and g.current_player == 1
 
 def claims_of(code: str) -> str:
     found = [claim for marker, claim in CLAIMS.items() if marker in code]
-    assert len(found) == 1, f"no (or more than one) claim check for this README example:\n{code}"
+    assert len(found) == 1, f"no (or more than one) claim check for this example:\n{code}"
     return found[0]
 
 
@@ -205,7 +274,7 @@ def claims_of(code: str) -> str:
 def test_python_examples_run_and_do_what_the_text_says(index: int, tmp_path: Path) -> None:
     code = EXAMPLES[index]
     out = run_python(code + claims_of(code), tmp_path)
-    if "render_mode=\"ansi\"" in code:  # prints the final table
+    if "print(env.render())" in code:  # prints the final table
         assert "UNO Mario Kart" in out and ("Game over." in out or "Episode over." in out), out
     if "result.leaderboard()" in code:  # one printed row per agent
         assert len([line for line in out.splitlines() if line.startswith("{'agent'")]) == 3, out
@@ -279,12 +348,13 @@ def test_commands_run_and_do_what_the_text_says(line: str, tmp_path: Path) -> No
         assert "# Benchmark card: `" in out and "Card written to " in out, out[-2000:]
 
 
-# -------------------------------------------------------------------------- README figures
+# ---------------------------------------------------------------------------- the figures
 def baseline_rows() -> list[list[tuple[str, str]]]:
-    """The Baselines table: per table (group of rows), (agent, "rate [low, high]") pairs."""
-    section = TEXT.split("## Baselines", 1)[1].split("\n## ", 1)[0]
+    """The Baselines table (docs/agents.md): per table (group of rows), (agent, "rate [low,
+    high]") pairs."""
+    baselines = section(page_text("agents.md"), "## Baselines")
     groups: list[list[tuple[str, str]]] = []
-    for row in section.splitlines():
+    for row in baselines.splitlines():
         cells = [c.strip().strip("*") for c in row.strip().strip("|").split("|")]
         if len(cells) != 5 or not re.match(r"\d\.\d{3} \[", cells[3]):
             continue
@@ -309,10 +379,12 @@ SLOW_COMMANDS = [line for line in COMMANDS if quick_version(line)]
 @pytest.mark.slow
 @pytest.mark.parametrize("line", SLOW_COMMANDS, ids=str)
 def test_slow_commands_as_written_reproduce_the_readme(line: str, tmp_path: Path) -> None:
-    """The Baselines commands as written give the Baselines figures (seeded: exactly)."""
+    """The commands as written give the pages' figures (seeded: exactly): the Baselines
+    commands their table's rows, any other tournament its first entrant's figure, an evaluation
+    every line it prints."""
     out = run_command(line, ROOT if line.startswith("python tests/") else tmp_path)
     if line.startswith("uno-mk evaluate"):
-        # every line's win rate and interval, as printed, is a figure of the README (seeded)
+        # every line's win rate and interval, as printed, is a figure of the pages (seeded)
         figures = re.findall(r"win rate (\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\])", out)
         assert figures, out[-2000:]
         for figure in figures:
@@ -320,7 +392,7 @@ def test_slow_commands_as_written_reproduce_the_readme(line: str, tmp_path: Path
         return
     folder = check_tournament(line, out, tmp_path)
     figures = leaderboard_figures(folder)
-    baselines = TEXT.split("## Baselines", 1)[1].split("\n## ", 1)[0]
+    baselines = section(page_text("agents.md"), "## Baselines")
     if line not in baselines:  # elsewhere: the text quotes the first entrant's figure
         first = shlex.split(line)[shlex.split(line).index("--agents") + 1].split(",")[0]
         assert figures[first] in TEXT, (line, first, figures[first])
