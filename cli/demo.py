@@ -9,11 +9,13 @@
 
 Plays a duplicate-deal tournament
 (:func:`uno_mk_env.evaluation.tournament.run_tournament`: every deal is replayed once per seat
-rotation) between ``random``, ``greedy``, ``strategic`` and ``ppo:models/ppo_4p.zip`` (the
-checkpoint shipped in the repository, found relative to this file, so the demo works from any
-directory), and prints the leaderboard with 95 % confidence intervals. The progress bar is drawn
-when stderr is a terminal; in a log (``make demo > log``) the output is plain lines. Without the
-checkpoint (or without torch) it says so and plays the three baselines. Needs the ``eval`` extra.
+rotation) between ``random``, ``greedy``, ``strategic`` and ``ppo:ppo_4p`` (the 4-player policy
+shipped with the package, :mod:`uno_mk_env.agents.shipped`, played with numpy alone, so the demo
+works from any directory and without torch), and prints the leaderboard with 95 % confidence
+intervals. The progress bar is drawn when stderr is a terminal; in a log (``make demo > log``)
+the output is plain lines. ``--model`` plays another policy (a shipped name or a model file);
+a model that cannot be loaded ends the demo before any game with one line saying why, never a
+demo without it. Needs the ``eval`` extra.
 """
 
 from __future__ import annotations
@@ -24,11 +26,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from .common import CLIError, importable, require
+from .common import CLIError, check_agents, require
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-#: The shipped 4-player checkpoint (``training/train_ppo.py``; command in ``models/ppo_4p.json``).
-DEFAULT_MODEL = REPO_ROOT / "models" / "ppo_4p.zip"
+#: The shipped 4-player policy (``uno-mk models``; its command in ``models/ppo_4p.json``).
+DEFAULT_MODEL = "ppo_4p"
 BASELINES = ("random", "greedy", "strategic")
 
 
@@ -41,7 +42,9 @@ def add_parser(subparsers: Any) -> None:
                    help="games (rounded up to a multiple of 4)")
     p.add_argument("--seed", type=int, default=2026, help="tournament seed")
     p.add_argument("--workers", type=int, default=2, help="processes")
-    p.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="4-player checkpoint")
+    p.add_argument("--model", default=DEFAULT_MODEL,
+                   help="the PPO agent: a shipped policy's name ('uno-mk models') or a model "
+                        "file")
     p.add_argument("--out", type=Path, default=None,
                    help="also save the result files (JSON, CSV, PNG) in this directory")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -49,25 +52,17 @@ def add_parser(subparsers: Any) -> None:
                         "installed)")
 
 
-def agent_specs(model: Path, out: TextIO = sys.stdout) -> list[str]:
-    """The demo's entrants: the baselines plus ``ppo:model`` when it can be loaded."""
-    specs = list(BASELINES)
-    if not model.is_file():
-        print(f"note: no PPO checkpoint at {model} (train one with 'uno-mk train "
-              "--num-players 4 --save-path models/ppo_4p.zip'); playing the baselines only.",
-              file=out)
-        return specs
-    if model.suffix == ".zip" and not importable("torch"):  # numpy plays the exported .npz
-        if not model.with_suffix(".npz").is_file():
-            print("note: the PPO agent needs torch (pip install torch==2.13.0) or the policy "
-                  f"{model.with_suffix('.npz').name}; playing the baselines only.", file=out)
-            return specs
-        model = model.with_suffix(".npz")
-    try:  # a short label when run from the repository
-        label = model.resolve().relative_to(Path.cwd())
-    except ValueError:
-        label = model
-    return [*specs, f"ppo:{label}"]
+def agent_specs(model: str | Path) -> list[str]:
+    """The demo's entrants: the baselines and ``ppo:model``, each built once, so that a model
+    that cannot be played (missing, damaged, a ``.zip`` without torch) is refused before any
+    game.
+
+    Raises:
+        CLIError: the PPO agent cannot be built (one line naming the file and why).
+    """
+    specs = [*BASELINES, f"ppo:{model}"]
+    check_agents(specs)
+    return specs
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -81,7 +76,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     require(NEEDS, EXTRA, "uno-mk demo")
     if args.out is not None:
         check_output_dir(args.out)  # before playing, so a bad --out costs no results
-    specs = agent_specs(args.model, out)
+    specs = agent_specs(args.model)
     progress = progress_wanted(args.progress)
     print(f"UNO Mario Kart demo: {', '.join(specs)} at a 4-player table, {args.games} games "
           "with duplicate deals (each deal replayed once per seat rotation)"

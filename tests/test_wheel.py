@@ -1,10 +1,14 @@
 """The distribution: ``python -m build`` makes an sdist and a wheel that ``twine check`` passes,
-without a setuptools deprecation banner; the wheel holds one import name, ``uno_mk_env``; and it
-works in clean virtual environments: a base install (the wheel + numpy) plays a game and runs
-``uno-mk rules``/``agents`` as plain text and refuses commands that need extras with one line
-naming the extra; with the ``env`` extra the PettingZoo env passes ``api_test``; with the
-``eval`` extra (no torch) ``uno-mk tournament`` plays a shipped PPO policy. An unpacked sdist
-is not a git checkout, so the test session's repository check (tests/conftest.py) stands aside.
+without a setuptools deprecation banner; the wheel holds one import name, ``uno_mk_env``, the
+shipped policies (``.npz`` and ``.json``, not the ``.zip`` checkpoints) and stays under
+:data:`MAX_WHEEL_BYTES`; and it works in clean virtual environments, from an empty folder: a
+base install (the wheel + numpy) plays a game, runs ``uno-mk``, ``--version``, ``rules``,
+``agents`` and ``models`` as plain text, refuses commands that need extras with one line naming
+the extra, and importing the PettingZoo env raises one ``ImportError`` naming the ``env`` extra;
+with the ``env`` extra the PettingZoo env passes ``api_test`` and ``gym.make`` gives an env that
+passes ``check_env``; with the ``eval`` extra (no torch) ``uno-mk demo`` and ``uno-mk tournament``
+play the shipped PPO policies by name. An unpacked sdist is not a git checkout, so the test
+session's repository check (tests/conftest.py) stands aside.
 
 Slow (a build, three venvs and PyPI downloads, about a minute and a half): not in the default run;
 ``.ci/run`` runs it after ``make test``. Never installs torch.
@@ -31,6 +35,8 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 600  # seconds per subprocess: a guard against a hang, not a speed test
+MAX_WHEEL_BYTES = 8 * 2**20
+SHIPPED = ("ppo_2p", "ppo_4p", "rllib_2p")
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -102,6 +108,21 @@ def test_wheel_holds_one_import_name(dist: dict[str, Path]) -> None:
     assert "uno-mk = uno_mk_env.cli:main" in entry
 
 
+def test_wheel_ships_the_policies_and_not_the_checkpoints(dist: dict[str, Path]) -> None:
+    names = zipfile.ZipFile(dist["wheel"]).namelist()
+    models = sorted(n.removeprefix("uno_mk_env/models/") for n in names
+                    if n.startswith("uno_mk_env/models/"))
+    assert models == sorted(["__init__.py", *(f"{m}{ext}" for m in SHIPPED
+                                              for ext in (".npz", ".json"))]), models
+    for name in SHIPPED:
+        shipped = zipfile.ZipFile(dist["wheel"]).read(f"uno_mk_env/models/{name}.npz")
+        assert shipped == (ROOT / "models" / f"{name}.npz").read_bytes(), name
+    assert not [n for n in names if n.endswith((".zip", ".png", ".csv"))]
+    assert "uno_mk_env/__main__.py" in names
+    size = dist["wheel"].stat().st_size
+    assert size < MAX_WHEEL_BYTES, f"the wheel is {size / 2**20:.1f} MB"
+
+
 BASE_GAME = textwrap.dedent("""
     import importlib
     import numpy as np
@@ -162,6 +183,34 @@ def test_base_install_plays_lists_and_names_missing_extras(
                stdin="1\n" * 2000)
     assert "Game over:" in proc.stdout, proc.stdout[-2000:]
 
+    commands = run([uno_mk], cwd=work).stdout  # no arguments: the command list, exit 0
+    assert "tournament" in commands and "models" in commands
+    assert run([uno_mk, "--version"], cwd=work).stdout == f"uno-mk {uno_mk_env.__version__}\n"
+    models = run([bindir / "python", "-m", "uno_mk_env", "models"], cwd=work).stdout
+    for name in SHIPPED:
+        assert re.search(rf"^ppo:{name} ", models, re.M), models
+    played = run([bindir / "python", "-c", SHIPPED_BY_NAME], cwd=work).stdout
+    assert played.split() == ["ppo_2p.npz", "ok"], played
+    proc = run([bindir / "python", "-c", "import uno_mk_env.uno_mario_kart_v0"], cwd=work,
+               check=False)
+    assert proc.returncode == 1 and "During handling" not in proc.stderr, proc.stderr
+    assert proc.stderr.splitlines()[-1] == ("ImportError: the UNO Mario Kart envs need "
+                                            "gymnasium: pip install 'uno-mk-env[env]'")
+    assert not list(work.iterdir())  # nothing was written
+
+
+SHIPPED_BY_NAME = textwrap.dedent("""
+    from uno_mk_env import Game, Rules
+    from uno_mk_env.agents import make_agent
+    from uno_mk_env.observation import action_mask, encode
+
+    agent = make_agent("ppo:ppo_2p", seed=0)
+    g = Game(Rules(num_players=2), seed=5)
+    view = g.view(g.current_player)
+    action = agent.act(encode(view), action_mask(view.legal_actions), view)
+    print(agent.path.name, "ok" if action in g.legal_action_ids() else "illegal")
+""")
+
 
 ENV_EPISODE = textwrap.dedent("""
     import numpy as np
@@ -189,6 +238,15 @@ ENV_EPISODE = textwrap.dedent("""
         obs, reward, term, trunc, info = gym.step(action)
         done = term or trunc
     print("gym episode reward", reward)
+    import warnings
+    import gymnasium
+    from gymnasium.utils.env_checker import check_env
+    made = gymnasium.make("uno_mk_env:UnoMarioKart-v0", num_players=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # the image render modes need the render extra (tests/test_packaging.py checks them)
+        check_env(made.unwrapped, skip_render_check=True)
+    print("gym.make", made.spec.id, made.unwrapped.rules.num_players, "check_env passed")
 """)
 
 
@@ -201,6 +259,7 @@ def test_env_extra_runs_the_pettingzoo_and_gymnasium_envs(
     out = run([bindir / "python", "-c", ENV_EPISODE], cwd=work).stdout
     assert re.search(r"episode steps \d+", out) and "api_test passed" in out, out
     assert "gym episode reward" in out
+    assert "gym.make UnoMarioKart-v0 3 check_env passed" in out, out
 
 
 def test_eval_extra_runs_a_tournament_with_a_ppo_policy_without_torch(
@@ -223,6 +282,20 @@ def test_eval_extra_runs_a_tournament_with_a_ppo_policy_without_torch(
     assert sum(row["games"] for row in data["leaderboard"]) == 3 * 6
     assert (out_dir / "tournament.png").is_file()
     assert not list(work.iterdir())
+
+    # the shipped policies by name, from an empty folder: the two commands of the README
+    uno_mk = bindir / "uno-mk"
+    proc = run([uno_mk, "demo", "--games", "40"], cwd=work)
+    assert "note" not in proc.stdout.lower(), proc.stdout
+    assert re.search(r"^│ +\d+ +│ ppo:ppo_4p ", proc.stdout, re.M), proc.stdout
+    assert not list(work.iterdir())
+    proc = run([uno_mk, "tournament", "--agents", "ppo:ppo_2p,strategic", "--players", "2",
+                "--games", "20"], cwd=work)
+    assert re.search(r"^│ +\d+ +│ ppo:ppo_2p ", proc.stdout, re.M), proc.stdout
+    proc = run([uno_mk, "tournament", "--agents", "ismcts:2:prior=ppo,ppo:rllib_2p,greedy",
+                "--players", "3", "--games", "3"], cwd=work)
+    assert "ismcts:2:prior=ppo" in proc.stdout and "ppo:rllib_2p" in proc.stdout
+    assert [p.name for p in work.iterdir()] == ["results"]  # the tournament's default --out
 
 
 def test_the_repository_check_sees_new_files_and_stands_aside_in_an_sdist(
