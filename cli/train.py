@@ -7,7 +7,9 @@ that plays it (``uno-mk tournament --agents SPEC,strategic``).
     uno-mk train --backend rllib ...                                    # Ray RLlib
     uno-mk train --help                                                 # the backend's arguments
 
-Every argument other than ``--backend`` goes to the backend: ``sb3`` is
+The run ends with a short summary table (drawn by rich when installed; ``summary.json`` in the
+run folder has it all), then the agent line. Every argument other than ``--backend`` goes to
+the backend: ``sb3`` is
 :mod:`uno_mk_env.training.train_ppo` (the same arguments as ``python -m
 uno_mk_env.training.train_ppo``; needs the ``train`` extra), ``rllib`` is
 ``uno_mk_env.training.rllib`` (needs the ``rllib`` extra). For sb3 the agent spec is the
@@ -20,18 +22,17 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
-import json
 import os
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
 from .common import PROG as COMMAND
-from .common import CLIError, importable, require
+from .common import CLIError, importable, print_table, require
 
 BACKENDS = ("sb3", "rllib")
 #: What the sb3 backend imports (the ``train`` extra, torch installed first).
-SB3_NEEDS = ("torch", "stable_baselines3", "sb3_contrib", "gymnasium")
+SB3_NEEDS = ("torch", "stable_baselines3", "sb3_contrib", "gymnasium", "tyro")
 RLLIB_MODULE = "uno_mk_env.training.rllib"
 PROG = f"{COMMAND} train"  #: the sb3 backend's usage line and errors name this command
 
@@ -51,13 +52,10 @@ def add_parser(subparsers: Any) -> None:
 def run(args: argparse.Namespace, out: TextIO) -> int:
     argv = list(args.extra_args)
     wants_help = any(a in ("-h", "--help") for a in argv)
-    if wants_help:
-        print("usage: uno-mk train [--backend {sb3,rllib}] ARGS... (default backend sb3); "
-              f"the {args.backend} backend's ARGS:", file=out, flush=True)
     if args.backend == "rllib":
         return run_rllib(argv)
-    if not wants_help:
-        require(SB3_NEEDS, "train", "uno-mk train (sb3 backend; install torch==2.13.0 first)")
+    require(SB3_NEEDS[-1:] if wants_help else SB3_NEEDS, "train",
+            "uno-mk train (sb3 backend; install torch==2.13.0 first)")
     return train_sb3(argv, out)
 
 
@@ -69,7 +67,7 @@ def run_rllib(argv: Sequence[str]) -> int:
                        "(it needs uno_mk_env.training.rllib and the 'rllib' extra)")
     require(("ray",), "rllib", "uno-mk train --backend rllib")
     module = importlib.import_module(RLLIB_MODULE)
-    return _exit_code(module.main, list(argv))
+    return _exit_code(module.main, list(argv), print_table)
 
 
 def run_training_module(name: str, argv: Sequence[str], prog: str) -> int:
@@ -96,6 +94,7 @@ def train_sb3(argv: Sequence[str], out: TextIO) -> int:
     ``runs/<run>/final.npz``). The progress bar is off by default when stderr is not a terminal
     (a log file would get a carriage-return line per update)."""
     from uno_mk_env.training import train_ppo
+    from uno_mk_env.training.summary import print_summary
 
     argv = list(argv)
     try:
@@ -112,6 +111,6 @@ def train_sb3(argv: Sequence[str], out: TextIO) -> int:
         summary = train_ppo.train(options, invocation=" ".join(["uno-mk train", *argv]))
     except train_ppo.TrainingError as e:
         raise CLIError(str(e)) from None
-    print(json.dumps(summary, indent=2), file=out)
+    print_summary(summary, out, print_table)
     print(f"agent: ppo:{summary['policy']}", file=out, flush=True)
     return 0

@@ -120,7 +120,7 @@ def test_env_is_turn_based_zero_sum_and_gives_every_agent_its_last_step(
         assert sorted(agents) == sorted(f"player_{s}" for s in range(num_players))
         totals = dict.fromkeys(agents, 0.0)
         for i, (agent, _, obs, rewards, terminateds, truncateds) in enumerate(records):
-            assert set(rewards) == set(agents), "every agent gets a reward entry every step"
+            assert set(rewards) == set(obs), "a reward with each observation (PettingZooEnv)"
             for a, r in rewards.items():
                 totals[a] += r
             if i and records[i - 1][0] == agent:
@@ -139,6 +139,69 @@ def test_env_is_turn_based_zero_sum_and_gives_every_agent_its_last_step(
     assert repeated
 
 
+def aec_returns(num_players: int, reward: str, seed: int, max_steps: int
+                ) -> tuple[dict[str, float], list[int]]:
+    """Plays a seeded game of the AEC env with random legal actions; returns every agent's
+    return as the env pays it (the sum of ``env.rewards`` after each step) and the actions."""
+    from uno_mk_env.env import raw_env
+
+    env = raw_env(num_players=num_players, reward=reward, max_steps=max_steps)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    totals = dict.fromkeys(env.possible_agents, 0.0)
+    actions = []
+    for _agent in env.agent_iter():
+        obs, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        legal = np.flatnonzero(obs["action_mask"])
+        actions.append(int(legal[rng.integers(len(legal))]))
+        env.step(actions[-1])
+        for a, r in env.rewards.items():
+            totals[a] += r
+    return totals, actions
+
+
+@needs_ray
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+@pytest.mark.parametrize("reward", ["win", "points"])
+def test_rllib_pettingzoo_env_gives_every_agent_the_env_return(
+        rllib, num_players: int, reward: str) -> None:
+    """RLlib's own ``PettingZooEnv`` (which the backend's env is) passes each agent its
+    ``last()`` reward, the sum since it last acted: recorded in RLlib's ``MultiAgentEpisode``,
+    as an env runner does, every agent's return is what the AEC env paid it, on whole games and
+    on games truncated by ``max_steps``."""
+    from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
+    from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
+
+    from uno_mk_env.env import raw_env
+
+    assert issubclass(rllib.UnoMultiAgentEnv, PettingZooEnv)
+    paid = truncated = 0
+    for seed, max_steps in [(s, 5000) for s in range(6)] + [(s, 40) for s in range(2)]:
+        expected, actions = aec_returns(num_players, reward, seed, max_steps)
+        env = PettingZooEnv(raw_env(num_players=num_players, reward=reward,
+                                    max_steps=max_steps))
+        obs, infos = env.reset(seed=seed)
+        episode = MultiAgentEpisode(observation_space=env.observation_spaces,
+                                    action_space=env.action_spaces)
+        episode.add_env_reset(observations=obs, infos=infos)
+        for action in actions:
+            (agent,) = obs
+            obs, rewards, terminateds, truncateds, infos = env.step({agent: action})
+            episode.add_env_step(observations=obs, actions={agent: action}, rewards=rewards,
+                                 infos=infos, terminateds=terminateds, truncateds=truncateds)
+        assert episode.is_done
+        truncated += truncateds["__all__"]
+        returns = {a: e.get_return() for a, e in episode.agent_episodes.items()}
+        assert returns.keys() == expected.keys()
+        for a, value in expected.items():
+            assert returns[a] == pytest.approx(value, abs=1e-9), (seed, a)
+        paid += any(expected.values())
+    assert paid >= 3 and truncated >= 2  # whole games paid out; the short ones truncated
+
+
 @needs_ray
 def test_env_refuses_a_masked_action_and_draws_league_and_fixed_seats(rllib) -> None:
     from uno_mk_env.errors import IllegalActionError
@@ -149,7 +212,7 @@ def test_env_refuses_a_masked_action_and_draws_league_and_fixed_seats(rllib) -> 
     (agent, o), = obs.items()
     masked = int(np.flatnonzero(o["action_mask"] == 0)[0])
     before = env.game.to_dict()
-    with pytest.raises(IllegalActionError, match="masked action"):
+    with pytest.raises(IllegalActionError, match=f"illegal action {masked} "):
         env.step({agent: masked})
     assert env.game.to_dict() == before
     seen_roles: set[str] = set()

@@ -381,12 +381,64 @@ def test_asymmetric_critic_run_trains_and_its_actor_ignores_the_state(tmp_path):
             break
 
 
-def test_given_fields_reads_the_flags_as_argparse_does():
+def test_given_fields_reads_the_flags_as_the_parser_does(capsys):
     """A resume keeps the model's own value of each hyperparameter not given on the command
-    line, so the flags given must be recognised in every form argparse accepts."""
+    line, so the flags given must be recognised in every form the parser accepts (tyro: the
+    full name, with - or _, ``--x=v``, ``--no-x``; no prefixes)."""
     from uno_mk_env.training.train_ppo import given_fields
 
-    argv = ["--n-ste", "8", "--no-progress", "--net_arch=1,2", "--resume", "x.zip",
-            "--total-timesteps=5", "--n", "3"]  # "--n" is ambiguous: argparse refuses it
+    argv = ["--n-steps", "8", "--no-progress", "--net_arch=1,2", "--resume", "x.zip",
+            "--total-timesteps=5"]
     assert given_fields(argv) == {"n_steps", "progress", "net_arch", "resume", "total_timesteps"}
-    assert parse_args(["--n-ste", "8"]).n_steps == 8
+    args = parse_args(argv)
+    assert (args.n_steps, args.progress, args.net_arch, args.total_timesteps) == (
+        8, False, "1,2", 5)
+    for bad, needle in ((["--n-ste", "8"], "unrecognized arguments: --n-ste 8"),
+                        (["--num-players", "four"], "argument --num-players: invalid literal"),
+                        (["--activation"], "argument --activation: expected a value")):
+        with pytest.raises(SystemExit) as exit_info:
+            parse_args(bad)
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and err.count("\n") == 1, err
+        assert err.startswith("python -m uno_mk_env.training.train_ppo: error: ") and needle in err
+
+
+def test_the_run_ends_with_a_short_summary_table(capsys):
+    """The end of ``uno-mk train``: a few rows (plain text without rich), then the agent line
+    is printed by the caller; the JSON stays in the run folder."""
+    from uno_mk_env.training.summary import print_summary, summary_rows
+
+    summary = {"run_dir": "runs/x", "timesteps": 4096, "complete": False, "train_seconds": 12.5,
+               "steps_per_second": 327.7, "policy": "runs/x/final.npz", "best": None,
+               "final_eval": [{"opponent": "greedy", "players": 2, "win_rate": 0.5,
+                               "ci_low": 0.4, "ci_high": 0.6, "games": 100}]}
+    rows = dict(summary_rows(summary))
+    assert rows["steps"] == "4,096 (stopped by --max-minutes)"
+    assert rows["final eval vs greedy (2p)"] == "0.500 [0.400, 0.600], 100 games"
+    assert rows["summary"] == str(Path("runs/x/summary.json"))
+    print_summary(summary)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "training run" and len(out) == 1 + len(rows)
+    assert "{" not in "".join(out)  # a table, not the JSON
+
+
+@pytest.mark.parametrize("backend", ["sb3", "rllib"])
+def test_train_help_is_one_usage_line_and_the_real_description(backend, capsys):
+    import argparse
+    import io
+
+    if backend == "rllib":
+        pytest.importorskip("ray")
+    from uno_mk_env.cli import train as cli_train
+    from uno_mk_env.training import rllib, train_ppo
+
+    out = io.StringIO()
+    code = cli_train.run(argparse.Namespace(backend=backend, extra_args=["--help"]), out)
+    shown = out.getvalue() + capsys.readouterr().out
+    assert code == 0
+    usage = [line for line in shown.splitlines() if "usage:" in line]
+    prog = "uno-mk train" + (" --backend rllib" if backend == "rllib" else "")
+    assert usage == [f"usage: {prog} [-h] [OPTIONS]"], usage
+    description = {"sb3": train_ppo.DESCRIPTION, "rllib": rllib.DESCRIPTION}[backend]
+    assert " ".join(description.split()[:8]) in " ".join(shown.split())
+    assert "--total-timesteps" in shown and "--final-eval-games" in shown

@@ -122,7 +122,7 @@ def test_place_weight_blends_win_and_place(weight, paid):
     (dict(table_sizes="2:x"), "cannot read '2:x'"),
     (dict(reward="rank"), "--reward 'rank': must be win, points, place or win_place"),
     (dict(eval_players="1"), "--eval-players '1': 1 is not 2-10"),
-    (dict(final_eval_games=0), "--final-eval-games 0: must be >= 1"),
+    (dict(final_eval_games=-1), "--final-eval-games -1: must be >= 0"),
     (dict(eval_games=-3), "--eval-games -3: must be >= 1"),
     (dict(bc_steps=0), "--bc-steps 0: must be >= 1"),
     (dict(eval_every=-1), "--eval-every -1: must be >= 0"),
@@ -145,10 +145,42 @@ def test_bad_arguments_are_one_line_errors(bad, message):
     assert "\n" not in str(info.value)
 
 
-@pytest.mark.parametrize("bad", [dict(final_eval_games=0), dict(eval_opponents="nosuchagent")])
+@pytest.mark.parametrize("bad", [dict(final_eval_games=-1), dict(eval_opponents="nosuchagent")])
 def test_a_refused_run_creates_nothing(tmp_path, bad):
     from uno_mk_env.training.train_ppo import train
 
     with pytest.raises(TrainingError):
         train(_args(runs_dir=str(tmp_path / "runs"), **bad))
     assert not (tmp_path / "runs").exists()
+
+
+def test_the_final_evaluation_follows_the_budget_unless_given():
+    """``--final-eval-games 0`` (the default): one game per 250 training steps, 100-4000 per
+    opponent, so a 4,096-step smoke run plays 100 games per opponent, not 4,000."""
+    from uno_mk_env.training.args import final_eval_games
+    from uno_mk_env.training.train_ppo import Args
+
+    assert Args().final_eval_games == 0
+    sizes = {steps: final_eval_games(Args(total_timesteps=steps)) for steps in
+             (4096, 100_000, 1_000_000, 50_000_000)}
+    assert sizes == {4096: 100, 100_000: 400, 1_000_000: 4000, 50_000_000: 4000}
+    assert final_eval_games(Args(total_timesteps=4096, final_eval_games=7)) == 7
+
+
+def test_the_place_rewards_live_in_rewards_and_training_uses_them():
+    """The place reward's formula is in :mod:`uno_mk_env.rewards`, next to ``places``;
+    training's env (below evaluation in the layers) no longer imports the tournaments."""
+    import ast
+    import inspect
+
+    from uno_mk_env import rewards
+    from uno_mk_env.training import envs
+
+    assert [rewards.place_reward(4, p) for p in (1, 2, 3, 4)] == pytest.approx(
+        [1, 1 / 3, -1 / 3, -1])
+    assert rewards.place_reward(2, 2) == rewards.win_reward(2, 0, 1) == -1
+    assert [rewards.win_place_reward(4, 0, s, s + 1, 0.5) for s in range(4)] == pytest.approx(
+        [1, 0, -1 / 3, -2 / 3])
+    imported = {node.module for node in ast.walk(ast.parse(inspect.getsource(envs)))
+                if isinstance(node, ast.ImportFrom)}
+    assert "uno_mk_env.evaluation.tournament" not in imported

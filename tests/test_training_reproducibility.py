@@ -158,6 +158,14 @@ def test_a_shipped_model_records_its_resume_chain_and_full_curve(tmp_path):
     assert [r["timesteps"] for r in curve if r["kind"] == "eval"] == [0, 256, 512, 768]
     assert [(r["timesteps"], r["kind"]) for r in curve if r["kind"] != "eval"] == [
         (768, "final_eval")]  # only the final evaluation of the shipped model's own run
+    # Resumed in turn, the shipped model's curve carries on: the whole chain in one curve.
+    again = train(tiny(tmp_path, resume=str(tmp_path / "models" / "m.zip"), total_timesteps=1024,
+                       save_path=str(tmp_path / "models" / "m2.zip"), seed=6))
+    curve = read_eval_csv(tmp_path / "models" / "m2_curve.csv")
+    assert [r["timesteps"] for r in curve if r["kind"] == "eval"] == [0, 256, 512, 768, 1024]
+    info = json.loads((tmp_path / "models" / "m2.json").read_text())
+    assert [c["args"]["seed"] for c in info["resumed_from"]] == [5, 3]
+    assert again["complete"] is True
 
 
 def test_every_axis_score_is_the_weakest_margin() -> None:

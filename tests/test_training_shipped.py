@@ -125,3 +125,34 @@ def test_rllib_provenance_is_complete(path: Path) -> None:
     curve = read_eval_csv(path.with_name(path.stem + "_curve.csv"))
     assert max(r["timesteps"] for r in curve) == info["timesteps"]
     assert path.with_name(path.stem + "_curve.png").is_file()
+
+
+@pytest.mark.parametrize("name", ["ppo_2p", "ppo_4p", "rllib_2p"])
+def test_a_shipped_curve_covers_its_resume_chain_and_is_drawn_to_be_read(name: str) -> None:
+    """The curve of a shipped model starts at step 0 of the first run of its resume chain and
+    has evaluations between every two resumes; drawn, its y axis is zoomed to the data (not
+    0-1), its steps are in millions, every legend entry is something drawn and a dotted line
+    marks each resume."""
+    pytest.importorskip("matplotlib")
+    from uno_mk_env.training.curves import curve_figure, read_eval_csv, resume_points
+
+    path = REPO / "models" / f"{name}.json"
+    info = json.loads(path.read_text())
+    n = info["args"]["num_players"]
+    curve = read_eval_csv(path.with_name(f"{name}_curve.csv"), n)
+    evals = sorted(r["timesteps"] for r in curve if r["kind"] == "eval")
+    resumes = resume_points(info)
+    assert evals[0] == 0 and resumes == sorted(resumes)
+    for start, end in zip([0, *resumes], [*resumes, info["timesteps"] + 1]):
+        assert any(start <= t < end for t in evals), f"no evaluation in [{start}, {end})"
+    ax = curve_figure(curve, n, name, resumes).axes[0]
+    low, high = ax.get_ylim()
+    assert 0 < low <= min(r["ci_low"] for r in curve) and high < 1
+    assert high >= max(r["ci_high"] for r in curve)
+    assert ax.xaxis.get_major_formatter()(20e6, 0) == "20" and "millions" in ax.get_xlabel()
+    handles, labels = ax.get_legend_handles_labels()
+    assert len(labels) == len(set(labels))
+    lines = {lab.removeprefix("vs "): h for h, lab in zip(handles, labels) if lab.startswith("vs ")}
+    assert set(lines) == {r["opponent"] for r in curve if r["kind"] == "eval"}
+    assert all(len(line.get_xdata()) > 1 for line in lines.values())  # drawn, not just named
+    assert sum(lab == "a resumed run starts" for lab in labels) == bool(resumes)

@@ -20,7 +20,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from uno_mk_env.seeding import derive_seed
 
 from .args import specs
-from .curves import evaluate, plot_curve, selection_score, write_eval_csv
+from .curves import eval_line, evaluate, plot_curve, selection_score, write_eval_csv
 
 
 def eval_tables(args: Any) -> list[int]:
@@ -115,6 +115,7 @@ class EvalAndSelfPlay(BaseCallback):
         numbers: differences between points of the curve are about the policy, not the
         cards); ``tag="final_eval"`` uses other deals."""
         a, now = self.args, self.model.num_timesteps
+        started = time.time()
         path = self.run_dir / "eval_model.zip"
         self.model.save(path)
         rows = []
@@ -131,6 +132,7 @@ class EvalAndSelfPlay(BaseCallback):
                 self.logger.record(f"{tag}/win_ci_low_vs_{name}", r["ci_low"])
                 self.logger.record(f"{tag}/win_ci_high_vs_{name}", r["ci_high"])
         self.logger.dump(now)
+        print(eval_line(tag, now, rows, time.time() - started), flush=True)
         self.eval_rows.extend(rows)
         write_eval_csv(self.eval_rows, self.run_dir / "eval.csv")
         plot_curve(self.eval_rows, a.num_players, self.run_dir / "curve.png", self.run_dir.name)

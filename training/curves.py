@@ -24,6 +24,9 @@ from typing import Any
 EVAL_COLUMNS = ["timesteps", "kind", "opponent", "players", "games", "wins", "win_rate",
                 "ci_low", "ci_high", "wall_s"]
 
+#: The x axis of the RLlib backend's curves: it counts the decisions of every seat RLlib plays.
+RLLIB_STEPS = "env steps (decisions of every RLlib seat)"
+
 
 def evaluate(
     model_path: str, opponent: str, num_players: int, games: int, seed: int, workers: int = 1,
@@ -59,6 +62,15 @@ def evaluate(
         "place_gap_se": place_gap_se(result.records),
         "result": result,
     }
+
+
+def eval_line(tag: str, steps: int, rows: list[dict[str, Any]], seconds: float) -> str:
+    """The line printed after an evaluation (both backends): each opponent's win rate with its
+    95 % interval."""
+    return (f"{tag.replace('_', ' ')} @ {steps:,} steps ({seconds:.0f} s): " + ", ".join(
+        f"vs {r['opponent']}" + (f" {r['players']}p" if r.get("players") else "")
+        + f" {r['win_rate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}] ({r['games']:,} games)"
+        for r in rows))
 
 
 def place_gap_se(records: Sequence[Any]) -> float:
@@ -159,39 +171,116 @@ SELECTION_SCORES = {"win": selection_score, "every_axis": every_axis_score,
                     "every_axis_z": every_axis_z_score}
 
 
-def plot_curve(rows: Sequence[dict[str, Any]], num_players: int, path: Path, title: str) -> None:
-    """Eval win rate (95 % CI band) per opponent and table size over training steps, with the
-    fair share of each table size, as a PNG; final evaluations are stars."""
+def resume_points(info: dict[str, Any]) -> list[int]:
+    """The steps at which the runs of a shipped model's resume chain started (its JSON's
+    ``start_timesteps`` and those of ``resumed_from``), the first run's 0 left out."""
+    chain = [info, *(c for c in info.get("resumed_from") or [] if isinstance(c, dict))]
+    return sorted({int(c["start_timesteps"]) for c in chain if c.get("start_timesteps")})
+
+
+def _steps_axis(ax: Any, top: float, label: str) -> None:
+    """The x axis in millions of steps (thousands for a run under a million)."""
+    from matplotlib.ticker import FuncFormatter
+
+    scale, unit = (1e6, "millions") if top >= 1e6 else (1e3, "thousands")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x / scale:g}"))
+    ax.set_xlabel(f"{label}, {unit}")
+
+
+def _zoom(ax: Any, rows: Sequence[dict[str, Any]], fair: Sequence[float]) -> None:
+    """The y axis zoomed to the intervals drawn and the fair shares, with a margin."""
+    low = min([r["ci_low"] for r in rows] + list(fair))
+    high = max([r["ci_high"] for r in rows] + list(fair))
+    pad = max(0.1 * (high - low), 0.01)
+    ax.set_ylim(max(0.0, low - pad), min(1.0, high + pad))
+
+
+def plot_curve(rows: Sequence[dict[str, Any]], num_players: int, path: Path, title: str,
+               resumes: Sequence[int] = (),
+               steps_label: str = "training steps (learner decisions)") -> None:
+    """:func:`curve_figure` saved as the PNG ``path``."""
+    curve_figure(rows, num_players, title, resumes, steps_label).savefig(path, dpi=100)
+
+
+def curve_figure(rows: Sequence[dict[str, Any]], num_players: int, title: str,
+                 resumes: Sequence[int] = (),
+                 steps_label: str = "training steps (learner decisions)") -> Any:
+    """Eval win rate (95 % CI band) per opponent and table size over training steps (in
+    millions), with the fair share of each table size, as a PNG; final and shipped evaluations
+    are stars (a shipped model's just right of its step), and a dotted line marks each step
+    where a run of the resume chain started (``resumes``). The y axis is zoomed to the data;
+    the legend, beside the plot, names only what is drawn. Returns the matplotlib ``Figure``."""
+    from matplotlib import rcParams
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(7, 4), layout="constrained")
+    fig = Figure(figsize=(9, 4.2), layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.subplots()
     keys = list(dict.fromkeys((r["opponent"], r.get("players") or num_players) for r in rows))
     sizes = sorted({n for _, n in keys} or {num_players})
-    for opponent, n in keys:
+    colors = rcParams["axes.prop_cycle"].by_key()["color"]
+    span = max([r["timesteps"] for r in rows] + [1])
+    for i, (opponent, n) in enumerate(keys):
+        color = colors[i % len(colors)]
         mine = [r for r in rows if r["opponent"] == opponent
                 and (r.get("players") or num_players) == n]
         name = f"vs {opponent}" + (f", {n}p" if len(sizes) > 1 else "")
         pts = sorted((r for r in mine if r.get("kind", "eval") == "eval"),
                      key=lambda r: r["timesteps"])
-        x = [r["timesteps"] for r in pts]
-        line, = ax.plot(x, [r["win_rate"] for r in pts], marker="o", ms=3, label=name)
-        ax.fill_between(x, [r["ci_low"] for r in pts], [r["ci_high"] for r in pts],
-                        color=line.get_color(), alpha=0.2)
+        if pts:
+            x = [r["timesteps"] for r in pts]
+            ax.plot(x, [r["win_rate"] for r in pts], marker="o", ms=3, color=color, label=name)
+            ax.fill_between(x, [r["ci_low"] for r in pts], [r["ci_high"] for r in pts],
+                            color=color, alpha=0.2)
         for r in mine:
             if r.get("kind", "eval") != "eval":
-                ax.errorbar([r["timesteps"]], [r["win_rate"]], fmt="*", ms=10,
-                            color=line.get_color(),
+                # a shipped model's evaluation just right of the run's final one at that step
+                shift = 0.012 * span * (r["kind"] == "shipped_eval")
+                ax.errorbar([r["timesteps"] + shift], [r["win_rate"]], fmt="*", ms=10,
+                            color=color,
                             yerr=[[r["win_rate"] - r["ci_low"]], [r["ci_high"] - r["win_rate"]]],
-                            label=f"{r['kind'].replace('_', ' ')} {name} ({r['games']} games)")
+                            label=f"{r['kind'].replace('_', ' ')} {name} ({r['games']:,} games)")
     for n in sizes:
         ax.axhline(1 / n, color="grey", ls="--", lw=1, label=f"fair share 1/{n}")
-    ax.set_xlabel("training steps (learner decisions)")
+    for j, step in enumerate(resumes):
+        ax.axvline(step, color="black", ls=":", lw=1,
+                   label="a resumed run starts" if j == 0 else None)
+    if rows:
+        _zoom(ax, rows, [1 / n for n in sizes])
+    _steps_axis(ax, max([r["timesteps"] for r in rows] + list(resumes) + [0]), steps_label)
     ax.set_ylabel("learner win rate (95% Wilson CI)")
-    ax.set_ylim(0, 1)
     ax.grid(alpha=0.3)
-    ax.legend(loc="upper right", fontsize="small")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
     ax.set_title(title, fontsize="medium")
-    fig.savefig(path, dpi=100)
+    return fig
+
+
+def plot_shipped(json_path: Path) -> Path:
+    """Redraws a shipped model's curve (``NAME_curve.png``) from its ``NAME_curve.csv`` and the
+    resume chain of its ``NAME.json``; returns the PNG."""
+    import json
+
+    info = json.loads(Path(json_path).read_text(encoding="utf-8"))
+    stem = Path(json_path).with_suffix("")
+    n = int(info["args"]["num_players"])
+    rllib = info.get("backend") == "rllib"
+    chain = [info, *(c for c in info.get("resumed_from") or [] if isinstance(c, dict))]
+    seeds = sorted({int(c["args"]["seed"]) for c in chain if "args" in c})
+    runs = f"{len(seeds)} runs (seeds {', '.join(map(str, seeds))})" if len(seeds) > 1 else (
+        f"seed {seeds[0]}")
+    title = (f"{stem.name}: {n} players, {info['timesteps']:,} steps, {runs}"
+             + (" (RLlib)" if rllib else ""))
+    png = stem.with_name(stem.name + "_curve.png")
+    plot_curve(read_eval_csv(stem.with_name(stem.name + "_curve.csv"), n), n, png, title,
+               resumes=resume_points(info),
+               steps_label="env steps (decisions of every RLlib seat)" if rllib else
+               "training steps (learner decisions)")
+    return png
+
+
+if __name__ == "__main__":  # python -m uno_mk_env.training.curves models/ppo_2p.json ...
+    import sys
+
+    for arg in sys.argv[1:]:
+        print(plot_shipped(Path(arg)))

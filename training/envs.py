@@ -16,7 +16,7 @@ import numpy as np
 
 from uno_mk_env.gym_env import UnoMarioKartGymEnv
 from uno_mk_env.observation import encode_state, observation_high, state_high
-from uno_mk_env.rewards import win_reward
+from uno_mk_env.rewards import place_reward, places, win_place_reward
 from uno_mk_env.rules import PRESETS, Rules
 from uno_mk_env.seeding import derive_seed
 
@@ -40,13 +40,10 @@ class TrainingEnv(gymnasium.Env):
             once per table, on its first episode.
         league: the snapshots of the learner the pools draw from (see :meth:`add_snapshot`).
         reward: as :class:`~uno_mk_env.gym_env.UnoMarioKartGymEnv` (``"win"``, ``"points"``),
-            or ``"place"``: 0 until the game ends, then ``1 - 2 (place - 1) / (N - 1)`` (+1
-            for first place down to -1 for last, places as tournaments rank them,
-            :func:`uno_mk_env.evaluation.tournament.places`; a truncated game gets 0). At two
-            players it is the win reward; at more it also values second over last place.
-            ``"win_place"``: ``(1 - place_weight) * win + place_weight * place`` at the end of
-            the game (with the default 0.5, their mean: at four players +1, 0, -1/3, -2/3 from
-            first to last place).
+            or, at the end of the game (0 before, and for a truncated game),
+            ``"place"`` (:func:`uno_mk_env.rewards.place_reward` of the seat's place, as
+            tournaments rank them: :func:`uno_mk_env.rewards.places`) or ``"win_place"``
+            (:func:`uno_mk_env.rewards.win_place_reward`).
         place_weight: the weight of the place reward in ``"win_place"`` (0-1).
         max_steps: as :class:`~uno_mk_env.gym_env.UnoMarioKartGymEnv`.
         critic_state: append the game's perfect-information
@@ -148,16 +145,13 @@ class TrainingEnv(gymnasium.Env):
         return self._observation(obs), reward, terminated, truncated, info
 
     def _place_reward(self) -> float:
-        from uno_mk_env.evaluation.tournament import places
-
         game = self.env.game
         n = len(game.scores)
         place = places(game.winner, game.scores, [game.hand_points(s) for s in range(n)])
-        by_place = 1.0 - 2.0 * (place[self.env.seat] - 1) / (n - 1)
         if self.reward == "place":
-            return by_place
-        w = self.place_weight
-        return w * by_place + (1.0 - w) * win_reward(n, game.winner, self.env.seat)
+            return place_reward(n, place[self.env.seat])
+        return win_place_reward(n, game.winner, self.env.seat, place[self.env.seat],
+                                self.place_weight)
 
 
 def make_training_env(args: Any, rank: int) -> TrainingEnv:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .curves import plot_curve, write_eval_csv
+from .curves import plot_curve, resume_points, write_eval_csv
 
 #: The files :func:`ship` writes for ``NAME.zip`` (``{stem}`` is ``NAME``).
 SHIPPED_FILES = ("{stem}.zip", "{stem}.npz", "{stem}.json", "{stem}_curve.csv",
@@ -108,5 +108,5 @@ def ship(model: Any, target: Path, info: dict[str, Any], curve: Sequence[dict[st
     info = {"numpy_policy": npz_path.name, "timesteps": int(model.num_timesteps), **info}
     json_path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     write_eval_csv(curve, csv_path)
-    plot_curve(curve, num_players, png_path, title)
+    plot_curve(curve, num_players, png_path, title, resumes=resume_points(info))
     return info

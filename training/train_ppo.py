@@ -69,7 +69,7 @@ from typing import Any
 import numpy as np
 
 from . import args as _args
-from .args import TrainingError, ints, specs
+from .args import TrainArgs, TrainingError, ints, specs
 from .curves import read_eval_csv
 from .resume import resume_source, run_dir_of
 
@@ -77,66 +77,50 @@ __all__ = ["RESUME_FIXED", "RESUME_MAY_CHANGE", "Args", "TrainingError", "main",
            "read_eval_csv", "train"]
 
 PROG = "python -m uno_mk_env.training.train_ppo"
+#: The ``--help`` description (``uno-mk train``, the sb3 backend).
+DESCRIPTION = (
+    "Train a MaskablePPO agent (stable-baselines3, the 'train' extra) for UNO Mario Kart: one "
+    "learning seat, drawn every episode, against the rule-based agents of --opponents and "
+    "snapshots of itself; evaluated against --eval-opponents on duplicate deals every "
+    "--eval-every steps; reproducible bit for bit from its command. Outputs go to "
+    "runs/<run>/ (config.json, TensorBoard, eval.csv, curve.png, checkpoints, final.npz, "
+    "summary.json); the last line printed is 'agent: ppo:PATH'. 'uno-mk train --backend "
+    "rllib --help': the Ray RLlib backend.")
 
 
 @dataclass
-class Args:
-    exp_name: str = "ppo"
-    """the name of this experiment (first part of the run name)"""
-    seed: int = 1
-    """seed of the experiment (torch, numpy, the envs, the opponent draws, the evaluations)"""
-    torch_threads: int = 1
-    """torch intra-op threads (1 is fastest for this small MLP, and bit-reproducible)"""
+class Args(TrainArgs):
+    """The sb3 backend's arguments: :class:`~uno_mk_env.training.args.TrainArgs` (those of
+    every backend) and these."""
 
     # environment
-    num_players: int = 2
-    """players at the table (2-10); the learner takes a random seat every episode"""
     table_sizes: str = ""
     """player counts drawn per episode, each with an optional weight, e.g. "2:3,3,4:2"
     (empty: always --num-players); the observation is the same at every size"""
     rule_presets: str = ""
     """rules presets (uno_mk_env.rules.PRESETS) drawn per episode, each with an optional weight,
     e.g. "default:4,strict,standard_uno" (empty: the default rules)"""
-    reward: str = "win"
-    """reward of the learner: "win" (+1 / -1/(N-1)), "points" (hand points / 100), "place"
-    (+1 for first place down to -1 for last, linear; the same as "win" at 2 players) or
-    "win_place" ((1 - w) x "win" + w x "place", w = --place-weight)"""
     place_weight: float = 0.5
     """with --reward win_place: the weight w of the place reward (0.5: the mean of the two; at
     four players 0.25 pays +1, -1/6, -1/3, -1/2 from first to last place)"""
-    max_steps: int = 2000
-    """decisions per episode (all seats) before truncation"""
     n_envs: int = 2
     """parallel environments"""
     vec_env: str = "auto"
     """"subproc" (one process per env), "dummy" (in process) or "auto" (subproc if n_envs > 1)"""
 
     # opponents
-    opponents: str = "strategic,greedy,random"
-    """comma-separated agent specs of the opponent pool (see 'uno-mk agents')"""
     opponent_weights: str = "0.45,0.45,0.1"
     """comma-separated sampling weights of --opponents (empty: uniform)"""
     self_play_prob: float = 0.2
     """probability that an opponent seat plays a frozen snapshot of the learner (once one exists)"""
-    snapshot_every: int = 100_000
-    """steps between self-play snapshots (0: no self-play)"""
     max_snapshots: int = 5
     """snapshots kept in the self-play league (the oldest is dropped)"""
     snapshot_deterministic: bool = False
     """snapshots play their most likely action instead of sampling from their policy"""
 
     # algorithm
-    total_timesteps: int = 1_000_000
-    """learner decisions to train for, a resumed model's included; rounded up to whole rollouts
-    (--n-envs x --n-steps); training stops exactly there"""
-    net_arch: str = "128,128"
-    """hidden layer sizes of the policy network (comma-separated)"""
     vf_arch: str = ""
     """hidden layer sizes of the value network (empty: same as --net-arch)"""
-    activation: str = "tanh"
-    """activation of the hidden layers: "tanh" or "relu\""""
-    learning_rate: float = 3e-4
-    """Adam learning rate"""
     anneal_lr: bool = True
     """decay the learning rate linearly to 10 % of its value over --total-timesteps"""
     n_steps: int = 1024
@@ -145,10 +129,6 @@ class Args:
     """minibatch size"""
     n_epochs: int = 10
     """epochs over each rollout"""
-    gamma: float = 0.995
-    """discount factor"""
-    gae_lambda: float = 0.95
-    """lambda of generalised advantage estimation"""
     clip_range: float = 0.2
     """PPO clipping coefficient"""
     ent_coef: float = 0.01
@@ -164,46 +144,9 @@ class Args:
     target_kl: float = 0.0
     """stop an update early when the approximate KL exceeds this (0: never)"""
 
-    # behaviour cloning (a warm start before PPO)
-    bc_teacher: str = ""
-    """agent spec to imitate before PPO starts (e.g. "greedy"; empty: start from scratch)"""
-    bc_steps: int = 100_000
-    """teacher decisions collected (in the training env, against the opponent pool)"""
-    bc_epochs: int = 8
-    """epochs of supervised training on them (policy: cross-entropy; value: discounted return)"""
-    bc_lr: float = 1e-3
-    """Adam learning rate of behaviour cloning"""
-    bc_smoothing: float = 0.1
-    """label smoothing over the legal actions: the clone keeps this much probability off the
-    teacher's choice, so that PPO still explores (a pure clone is nearly deterministic)"""
-
-    # evaluation, checkpoints, outputs
-    eval_every: int = 50_000
-    """steps between evaluations (0: only at the start and the end)"""
-    eval_games: int = 1000
-    """games per evaluation tournament (duplicate deals, seats rotated)"""
-    final_eval_games: int = 4000
-    """games per opponent and table size in the final evaluation"""
-    eval_opponents: str = "greedy,strategic"
-    """comma-separated agents the learner is evaluated against; the last one picks best.zip"""
+    # evaluation, outputs
     eval_players: str = ""
     """table sizes of the evaluations, comma-separated (empty: --num-players)"""
-    checkpoint_every: int = 100_000
-    """steps between checkpoints (0: none)"""
-    runs_dir: str = "runs"
-    """directory of the runs (TensorBoard logs, checkpoints, curves)"""
-    save_path: str = ""
-    """also ship the final model here (optimizer state stripped) with its .npz policy, JSON
-    provenance and curve"""
-    max_minutes: float = 0.0
-    """safety net only: stop after this many minutes (0: no limit); a run stopped so is marked
-    incomplete ("complete": false) and cannot be reproduced by its command"""
-    resume: str = ""
-    """a checkpoint .zip to continue training from: its architecture and PPO hyperparameters
-    are kept (changing one is refused; see RESUME_MAY_CHANGE); stable-baselines3's loader
-    unpickles the file, so resume only from files you trust"""
-    progress: bool = True
-    """show a progress bar"""
     verbose: int = 0
     """SB3 verbosity (1 prints the training statistics table)"""
 
@@ -227,13 +170,11 @@ RESUME_FIXED = tuple(f.name for f in dataclasses.fields(Args) if f.name not in R
 def parse_args(argv: Sequence[str] | None = None, prog: str = PROG) -> Args:
     """:class:`Args` from the command line (``--num-players 4``; booleans as ``--x/--no-x``);
     ``prog`` names the command in the usage line and errors (``uno-mk train``)."""
-    parser = _args.build_parser(
-        Args, prog, "Train a MaskablePPO agent for UNO Mario Kart (see the module docstring).")
-    return Args(**vars(parser.parse_args(argv)))
+    return _args.parse(Args, argv, prog, DESCRIPTION)
 
 
 def given_fields(argv: Sequence[str]) -> set[str]:
-    """The :class:`Args` fields set on a command line (argparse's unique prefixes too)."""
+    """The :class:`Args` fields set on a command line."""
     return _args.given_fields(Args, argv)
 
 
@@ -318,8 +259,9 @@ def check_args(args: Args) -> None:
         args,
         at_least_one=("torch_threads", "max_steps", "n_envs", "n_steps", "total_timesteps",
                       "batch_size", "n_epochs", "max_snapshots", "bc_steps", "bc_epochs",
-                      "eval_games", "final_eval_games"),
+                      "eval_games"),
         non_negative=("snapshot_every", "eval_every", "checkpoint_every", "max_minutes",
+                      "final_eval_games",
                       "ent_coef", "vf_coef", "target_kl"),
         unit=("self_play_prob", "gamma", "gae_lambda", "bc_smoothing", "place_weight"),
         positive=("learning_rate", "clip_range", "max_grad_norm", "bc_lr"))
@@ -469,6 +411,7 @@ def train(args: Args, invocation: str | None = None) -> dict[str, Any]:
         resume_path, start_steps, known = resume_source(args.resume, RESUME_FIXED)
         check_resume_args(args, resume_path, start_steps, known)
     args = whole_rollouts(args, start_steps)
+    args = dataclasses.replace(args, final_eval_games=_args.final_eval_games(args))
     target = None
     if args.save_path:
         target = zip_target(args.save_path)
@@ -524,11 +467,14 @@ def _train(args: Args, invocation: str | None, start_steps: int, target: Path | 
     if resume_path is not None:
         model = load_model(resume_path, env=vec_env, **hyper)
         model.set_random_seed(args.seed)
-        # Keep the earlier run's curve (its periodic evaluations) and self-play league when
-        # the checkpoint sits in a run directory.
+        # Keep the earlier runs' curve (their periodic evaluations): the run directory's when
+        # the checkpoint sits in one (and its self-play league), else a shipped model's curve.
         old_run = run_dir_of(resume_path)
-        if (old_run / "eval.csv").is_file():
-            eval_rows = [r for r in read_eval_csv(old_run / "eval.csv", args.num_players)
+        earlier = old_run / "eval.csv"
+        if not earlier.is_file():
+            earlier = resume_path.with_name(f"{resume_path.stem}_curve.csv")
+        if earlier.is_file():
+            eval_rows = [r for r in read_eval_csv(earlier, args.num_players)
                          if r["timesteps"] <= model.num_timesteps and r["kind"] == "eval"]
     else:
         model = new_model(args, vec_env, hyper)
@@ -622,6 +568,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     hyperparameter on ``--resume``, an output place that cannot be written)."""
     from uno_mk_env.evaluation.tournament import OutputPathError
 
+    from .summary import print_summary
+
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", str(args.torch_threads))
@@ -632,7 +580,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (TrainingError, OutputPathError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
-    print(json.dumps(summary, indent=2))
+    print_summary(summary)
+    print(f"agent: ppo:{summary['policy']}", flush=True)
     return 0
 
 

@@ -1,0 +1,159 @@
+"""The RLlib backend's arguments: :class:`~uno_mk_env.training.args.TrainArgs` (those of every
+backend, each written once there) with this backend's defaults, and the cluster, league and PPO
+arguments of RLlib; their checks. Imports nothing of Ray."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .. import args as _args
+from ..args import TrainArgs, TrainingError
+
+__all__ = ["DESCRIPTION", "PROG", "RESUME_FIXED", "RESUME_MAY_CHANGE", "Args", "check_args",
+           "parse_args"]
+
+PROG = "uno-mk train --backend rllib"
+#: The ``--help`` description.
+DESCRIPTION = (
+    "Multi-agent PPO self-play on Ray RLlib (the 'rllib' extra), on this machine or on a Ray "
+    "cluster (--address): every seat of the table an RLlib agent of one action-masked policy, "
+    "with frozen snapshots of it (--league-size) and rule-based seats (--opponents) drawn "
+    "every episode; evaluated against --eval-opponents on duplicate deals every --eval-every "
+    "env steps. Outputs go to runs/<run>/ (config.json, progress.csv, TensorBoard, eval.csv, "
+    "curve.png, checkpoints, final.npz, summary.json); the last line printed is "
+    "'agent: ppo:PATH'. The design: the docstring of uno_mk_env.training.rllib.")
+
+
+@dataclass
+class Args(TrainArgs):
+    """The RLlib backend's arguments (see the module docstring)."""
+
+    # defaults of this backend (the help is TrainArgs')
+    exp_name: str = "rllib_ppo"
+    opponents: str = ""
+    snapshot_every: int = 200_000
+    net_arch: str = "256,256"
+    eval_every: int = 100_000
+    checkpoint_every: int = 500_000
+
+    # cluster
+    address: str = ""
+    """Ray cluster to join, HOST:PORT of its head (empty: $RAY_ADDRESS if set, else start a
+    local Ray on this machine)"""
+    num_cpus: int = 0
+    """CPUs of the local Ray started without --address (0: all of this machine's)"""
+    num_env_runners: int = -1
+    """env runner actors that sample (-1: the cluster's CPUs minus one for the learner, at
+    least 1; 0: sample in the driver process)"""
+    envs_per_runner: int = 8
+    """environments each env runner steps (vectorised: one forward pass for all of them)"""
+    num_learners: int = 0
+    """learner actors (0: learn in the driver process; n > 0: n learner actors, data-parallel)"""
+
+    # opponents
+    league_size: int = 4
+    """frozen snapshots of the learner kept as opponents (0: pure self-play)"""
+    league_prob: float = 0.3
+    """probability that a seat other than the guaranteed learner seat is a league seat"""
+    opponent_prob: float = 0.0
+    """probability that a seat other than the guaranteed learner seat is one of --opponents"""
+
+    # algorithm
+    train_batch_size: int = 8000
+    """env steps per training iteration (per learner)"""
+    minibatch_size: int = 512
+    """minibatch size"""
+    num_epochs: int = 6
+    """epochs over each training batch"""
+    clip_param: float = 0.2
+    """PPO clipping coefficient"""
+    entropy_coeff: float = 0.01
+    """entropy bonus coefficient"""
+    vf_loss_coeff: float = 0.5
+    """value loss coefficient"""
+    grad_clip: float = 0.5
+    """gradient clipping norm"""
+
+    # evaluation
+    eval_workers: int = 1
+    """processes of each evaluation tournament"""
+
+
+#: Arguments a resumed run may change; the others (:data:`RESUME_FIXED`) belong to the model and
+#: its optimisation and are taken from the checkpoint's run.
+RESUME_MAY_CHANGE = frozenset({
+    "exp_name", "seed", "torch_threads", "address", "num_cpus", "num_env_runners",
+    "envs_per_runner", "num_learners", "league_prob", "snapshot_every", "opponents",
+    "opponent_prob", "total_timesteps", "eval_every", "eval_games", "final_eval_games",
+    "eval_opponents", "eval_workers", "checkpoint_every", "runs_dir", "save_path", "max_minutes",
+    "resume", "progress", "max_steps", "num_players", "reward",
+})
+RESUME_FIXED = tuple(f.name for f in dataclasses.fields(Args) if f.name not in RESUME_MAY_CHANGE)
+
+
+def parse_args(argv: Sequence[str] | None = None, prog: str = PROG) -> Args:
+    """:class:`Args` from the command line (``--num-players 4``; booleans as ``--x/--no-x``)."""
+    return _args.parse(Args, argv, prog, DESCRIPTION)
+
+
+def check_args(args: Args) -> None:
+    """Refuses arguments that cannot run, each with a one-line reason.
+
+    Raises:
+        TrainingError: the first bad argument, naming its value and what is allowed.
+    """
+    _check_model_args(args)
+    _check_ranges(args)
+    if args.opponent_prob > 0 and not _args.specs(args.opponents):
+        raise _bad("opponents", args.opponents, "--opponent-prob > 0 needs at least one agent")
+    if args.minibatch_size > args.train_batch_size:
+        raise _bad("minibatch_size", args.minibatch_size,
+                   f"must be <= --train-batch-size ({args.train_batch_size})")
+    if not _args.specs(args.eval_opponents):
+        raise _bad("eval_opponents", args.eval_opponents, "needs at least one agent")
+    _args.check_agent_specs(args, ("opponents", "eval_opponents", "bc_teacher"))
+
+
+def _bad(name: str, value: Any, allowed: str) -> TrainingError:
+    """The error of :func:`check_args` for the argument ``name`` given ``value``."""
+    return TrainingError(f"--{name.replace('_', '-')} {value!r}: {allowed}")
+
+
+def _check_model_args(args: Args) -> None:
+    """Refuses a table size, reward mode, activation or ``--net-arch`` that does not exist."""
+    from uno_mk_env.rewards import REWARD_MODES
+    from uno_mk_env.rules import MAX_PLAYERS, MIN_PLAYERS
+
+    if not MIN_PLAYERS <= args.num_players <= MAX_PLAYERS:
+        raise _bad("num_players", args.num_players, f"must be {MIN_PLAYERS}-{MAX_PLAYERS}")
+    if args.reward not in REWARD_MODES:
+        raise _bad("reward", args.reward, f"must be one of {', '.join(REWARD_MODES)}")
+    if args.activation not in ("tanh", "relu"):
+        raise _bad("activation", args.activation, "must be tanh or relu")
+    try:
+        hidden = _args.ints(args.net_arch)
+    except ValueError:
+        hidden = [0]
+    if not hidden or min(hidden) < 1:
+        raise _bad("net_arch", args.net_arch, "must be comma-separated positive layer sizes")
+
+
+def _check_ranges(args: Args) -> None:
+    """Refuses counts and probabilities out of their ranges."""
+    _args.check_ranges(
+        args,
+        at_least_one=("max_steps", "total_timesteps", "train_batch_size", "minibatch_size",
+                      "num_epochs", "eval_games", "eval_workers",
+                      "envs_per_runner", "bc_steps", "bc_epochs"),
+        non_negative=("league_size", "snapshot_every", "eval_every", "checkpoint_every",
+                      "num_learners", "num_cpus", "final_eval_games"),
+        unit=("league_prob", "opponent_prob", "gamma", "gae_lambda"))
+    if args.num_env_runners < -1:
+        raise _bad("num_env_runners", args.num_env_runners, "must be >= 0, or -1 for automatic")
+    if args.league_prob + args.opponent_prob > 1.0:
+        raise TrainingError(f"--league-prob {args.league_prob} + --opponent-prob "
+                            f"{args.opponent_prob} exceed 1")
+
