@@ -72,11 +72,12 @@ from uno_mk_env.legality import held_mask, w4_is_legal
 from uno_mk_env.phases import Phase
 from uno_mk_env.rewards import expected_win_rewards, win_reward
 
-from .base import Agent, register
+from .base import Agent, AgentSpecError, register
 from .rule_based import StrategicAgent, _uno_reflex, legal_ids
 
 __all__ = [
-    "DEFAULT_SIMULATIONS", "ISMCTSAgent", "LOGIT_WEIGHTS", "SearchParams", "SPEC_OPTIONS",
+    "DEFAULT_SIMULATIONS", "ISMCTSAgent", "LOGIT_WEIGHTS", "SearchParams", "SPEC_LIMITS",
+    "SPEC_OPTIONS",
     "fit_leaf_weights", "leaf_features", "parse_spec", "rollout_action",
 ]
 
@@ -264,8 +265,9 @@ class SearchParams:
         epsilon: randomness of the default policy (:func:`rollout_action`) [eps].
         prior_bonus: added at the root to the UCB value of the prior's choice [bonus].
         prior: whose choice gets the bonus: ``"strategic"`` (the rule agent) or ``"ppo"`` (the
-            shipped PPO policy for the table size, ``models/ppo_2p.npz`` at two players,
-            ``models/ppo_4p.npz`` at more; read from the repository) [prior].
+            shipped PPO policy for the table size, :data:`PPO_PRIORS`: ``ppo_2p`` at two
+            players, ``ppo_4p``, trained at four, at three to ten; package data,
+            :mod:`uno_mk_env.agents.shipped`) [prior].
         significance: ``z`` of the test that lets the search overrule the prior: the most
             visited root action is played instead of the prior's only if its mean exceeds the
             prior's by more than ``z`` standard errors of the difference (the prior then gets at
@@ -303,8 +305,9 @@ class SearchParams:
 #: Values of the string options.
 CHOICES = {"rollout": ("fast", "strategic"), "prior": ("strategic", "ppo"),
            "value": ("size", "logit")}
-#: The shipped PPO policies used by ``prior="ppo"``, by table size (2, or more).
-PPO_PRIORS = {2: "models/ppo_2p.npz", 4: "models/ppo_4p.npz"}
+#: The shipped PPO policies (:mod:`uno_mk_env.agents.shipped`) used by ``prior="ppo"``, by
+#: table size: the key 2 at two players, the key 4 at every larger table.
+PPO_PRIORS = {2: "ppo_2p", 4: "ppo_4p"}
 #: Spec option names (``ismcts:200:c=0.5``) and the :class:`SearchParams` field each sets.
 SPEC_OPTIONS = {
     "c": "exploration", "depth": "max_depth", "eps": "epsilon", "bonus": "prior_bonus",
@@ -312,33 +315,74 @@ SPEC_OPTIONS = {
     "k": "value_exponent", "voids": "use_voids", "rollout": "rollout",
     "crn": "crn",
 }
-_SPEC_HELP = ("'ismcts', 'ismcts:N' (N iterations per move), 'ismcts:Tms' (T milliseconds per "
-              "move), optionally followed by :key=value options (" + ", ".join(SPEC_OPTIONS)
-              + "), as in 'ismcts:200' or 'ismcts:100ms:c=0.5'")
+#: The range (inclusive) of every number a spec or :class:`ISMCTSAgent` takes, by
+#: :class:`SearchParams` field: the budget stops at 100,000 iterations (seconds to a minute per
+#: move) or 60,000 ms per move, so that every move ends.
+SPEC_LIMITS: dict[str, tuple[float, float]] = {
+    "simulations": (1, 100_000), "milliseconds": (1, 60_000), "exploration": (0, 100),
+    "max_depth": (0, 10_000), "epsilon": (0, 1), "prior_bonus": (0, 100),
+    "significance": (0, 100), "value_exponent": (0, 100),
+}
+_SPEC_HELP = ("'ismcts', 'ismcts:N' (N iterations per move, 1-100000), 'ismcts:Tms' (T "
+              "milliseconds per move, 1-60000), optionally followed by :key=value options ("
+              + ", ".join(SPEC_OPTIONS) + "), as in 'ismcts:200' or 'ismcts:100ms:c=0.5'")
+
+
+def _spec_number(name: str, text: str) -> float:
+    """The number ``text`` for the :class:`SearchParams` field ``name``: an int or a float as
+    the field is, within ``SPEC_LIMITS[name]`` (read only up to 20 characters, so Python's
+    integer-string limit is never met).
+
+    Raises:
+        ValueError: (no message) anything else.
+    """
+    is_int = "int" in str({f.name: f.type for f in fields(SearchParams)}[name])
+    if len(text) > 20 or (is_int and not text.isdigit()):
+        raise ValueError
+    value = int(text) if is_int else float(text)
+    low, high = SPEC_LIMITS[name]
+    if not low <= value <= high:  # also NaN
+        raise ValueError
+    return value
+
+
+def _allowed(name: str) -> str:
+    """What the spec option for the field ``name`` takes (for error messages)."""
+    if name in CHOICES:
+        return " or ".join(CHOICES[name])
+    if name not in SPEC_LIMITS:
+        return "0, 1, true or false"
+    kind = "an int" if "int" in str({f.name: f.type for f in fields(SearchParams)}[name]) else (
+        "a number")
+    return f"{kind} from {SPEC_LIMITS[name][0]:g} to {SPEC_LIMITS[name][1]:g}"
 
 
 def parse_spec(arg: str | None) -> SearchParams:
-    """:class:`SearchParams` from the text after ``ismcts:`` (``None``: the defaults).
+    """:class:`SearchParams` from the text after ``ismcts:`` (``None``: the defaults); every
+    number within :data:`SPEC_LIMITS`.
 
     Raises:
-        ValueError: one line naming the bad part and what is allowed.
+        AgentSpecError: (a ``ValueError``) one line naming the bad part and what is allowed.
     """
     params = SearchParams()
     if arg is None:
         return params
     budget, *options = [part.strip() for part in arg.split(":")]
-    m = re.fullmatch(r"(\d+)(ms)?", budget)
-    if not m or int(m.group(1)) < 1:
-        raise ValueError(f"agent 'ismcts': bad budget {budget!r}; allowed: {_SPEC_HELP}")
-    if m.group(2):
-        params = replace(params, milliseconds=float(m.group(1)))
-    else:
-        params = replace(params, simulations=int(m.group(1)))
+    m = re.fullmatch(r"(\d{1,20})(ms)?", budget)
+    try:
+        if not m:
+            raise ValueError
+        field = "milliseconds" if m.group(2) else "simulations"
+        params = replace(params, **{field: _spec_number(field, m.group(1))})
+    except ValueError:
+        raise AgentSpecError(f"agent 'ismcts': bad budget {budget[:40]!r}; allowed: "
+                             f"{_SPEC_HELP}") from None
     types = {f.name: f.type for f in fields(SearchParams)}
     for option in options:
         key, sep, text = option.partition("=")
         if not sep or key not in SPEC_OPTIONS:
-            raise ValueError(f"agent 'ismcts': bad option {option!r}; allowed: {_SPEC_HELP}")
+            raise AgentSpecError(f"agent 'ismcts': bad option {option[:40]!r}; allowed: "
+                                 f"{_SPEC_HELP}")
         name = SPEC_OPTIONS[key]
         value: object
         try:
@@ -350,19 +394,11 @@ def parse_spec(arg: str | None) -> SearchParams:
                 if text not in ("0", "1", "true", "false"):
                     raise ValueError
                 value = text in ("1", "true")
-            elif "int" in str(types[name]):
-                value = int(text)
-                if value < 0:
-                    raise ValueError
             else:
-                value = float(text)
-                if not math.isfinite(value) or value < 0:
-                    raise ValueError
+                value = _spec_number(name, text)
         except ValueError:
-            allowed = (" or ".join(CHOICES[name]) if name in CHOICES
-                       else f"a non-negative {str(types[name]).split()[0]}")
-            raise ValueError(f"agent 'ismcts': bad value in {option!r}; {key} takes "
-                             f"{allowed}") from None
+            raise AgentSpecError(f"agent 'ismcts': bad value in {option[:40]!r}; {key} takes "
+                                 f"{_allowed(name)}") from None
         params = replace(params, **{name: value})
     return params
 
@@ -601,8 +637,11 @@ class ISMCTSAgent(Agent):
         super().__init__(seed)
         if params is None:
             params = SearchParams(simulations=simulations)
-        if params.simulations < 1:
-            raise ValueError(f"simulations must be >= 1, got {params.simulations}")
+        for name in ("simulations", "milliseconds"):
+            value = getattr(params, name)
+            low, high = SPEC_LIMITS[name]
+            if value is not None and not low <= value <= high:
+                raise ValueError(f"{name} must be from {low:g} to {high:g}, got {value!r}")
         self.params = params
         self.prior = StrategicAgent(seed)  # the table memory (void beliefs) and default prior
         self._policy: Agent | None = None  # prior="ppo": the PPO agent, loaded on first use
@@ -661,15 +700,15 @@ class ISMCTSAgent(Agent):
         from uno_mk_env.observation import action_mask, encode
 
         if self._policy is None:
-            from pathlib import Path
-
             from .ppo import PPOAgent
+            from .shipped import shipped_path
 
-            rel = PPO_PRIORS[2 if view.num_players == 2 else 4]
-            path = Path(__file__).resolve().parents[1] / rel
-            if not path.is_file():
-                raise FileNotFoundError(f"ismcts prior=ppo needs the shipped policy {rel} of the "
-                                        f"repository (not found at {path})")
+            name = PPO_PRIORS[2 if view.num_players == 2 else 4]
+            try:
+                path = shipped_path(name)
+            except LookupError as e:
+                raise FileNotFoundError(f"ismcts prior=ppo needs the shipped policy: {e}"
+                                        ) from None
             self._policy = PPOAgent(path, seed=0)
         return self._policy.act(encode(view), action_mask(view.legal_actions), view)
 

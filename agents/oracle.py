@@ -31,7 +31,7 @@ import numpy as np
 
 from uno_mk_env import Game, PlayerView
 
-from .base import Agent, register
+from .base import Agent, AgentSpecError, register
 from .ismcts import ISMCTSAgent, SearchParams, parse_spec
 
 __all__ = ["CheatingAgent", "OracleAgent", "SEES"]
@@ -135,7 +135,7 @@ def _make_oracle(arg: str | None, seed: int | None) -> Agent:
     try:
         params = parse_spec(rest)
     except ValueError as e:
-        raise ValueError(
+        raise AgentSpecError(
             str(e).replace("agent 'ismcts'", "agent 'oracle'")
             + "; oracle takes 'hands' or 'deck' first, as in 'oracle:deck:200'"
         ) from None

@@ -1,8 +1,10 @@
 """``ppo``: a MaskablePPO policy (sb3-contrib) trained by :mod:`uno_mk_env.training.train_ppo`.
 
-Registered as ``ppo`` with the spec ``ppo:PATH``, where ``PATH`` is a stable-baselines3 ``.zip``
-(``model.save``; the suffix may be left out, as SB3 allows) or this project's policy ``.npz``
-(:func:`export_policy`). Importing this module does not import torch or stable-baselines3.
+Registered as ``ppo`` with the spec ``ppo:NAME``, a policy shipped with the package
+(``ppo:ppo_2p``, :mod:`uno_mk_env.agents.shipped`), or ``ppo:PATH``, where ``PATH`` is a
+stable-baselines3 ``.zip`` (``model.save``; the suffix may be left out, as SB3 allows) or this
+project's policy ``.npz`` (:func:`export_policy`); :func:`resolve_model_path` decides.
+Importing this module does not import torch or stable-baselines3.
 
 Loading never unpickles (:func:`load_policy`): SB3 stores parts of a model as cloudpickle, which
 runs code from the file on load, so a model file is data to check, not code to run. From a
@@ -11,7 +13,12 @@ number of actions, ``net_arch``, activation and features-extractor class names, 
 and the weights of ``policy.pth`` with ``torch.load(..., weights_only=True)`` (so it needs
 torch); a ``.npz`` is read with ``np.load(..., allow_pickle=False)`` and needs numpy alone.
 Anything the numpy actor cannot represent exactly (another policy family, features extractor or
-activation, misshapen or non-float weights) is refused with a one-line :class:`ModelFileError`.
+activation, misshapen, sparse, quantized, ``meta`` or non-float weights, non-finite values) is
+refused with one :class:`ModelFileError` line of bounded length (values from the file are quoted
+shortened). Sizes are checked before anything is allocated: archive entries
+(:data:`MAX_ENTRY_BYTES`), the JSON (:data:`MAX_DATA_BYTES`), the weights a ``policy.pth``
+declares (:data:`MAX_WEIGHTS`), the shape each ``.npy`` header declares, the layers
+(:data:`MAX_LAYERS`).
 Training (``train_ppo --resume``, ``export_model``) still uses SB3's own loader, which trusts the
 file.
 
@@ -36,6 +43,7 @@ import ast
 import hashlib
 import io
 import json
+import math
 import re
 import warnings
 import zipfile
@@ -46,12 +54,15 @@ import numpy as np
 
 from uno_mk_env import PlayerView
 from uno_mk_env import actions as A
+from uno_mk_env.errors import UnoMkError, one_line, quote
 from uno_mk_env.observation import OBS_PIECES, OBS_SIZE, STATE_PIECES, STATE_SIZE
 
 from .base import Agent, register
+from .shipped import find_shipped, shipped_names
 
 __all__ = [
-    "MAX_ENTRY_BYTES", "OBS_SCALE", "PIECE_SCALE", "POLICY_FORMAT", "POLICY_FORMAT_VERSION",
+    "MAX_DATA_BYTES", "MAX_ENTRY_BYTES", "MAX_LAYERS", "MAX_MESSAGE_CHARS", "MAX_WEIGHTS",
+    "OBS_SCALE", "PIECE_SCALE", "POLICY_FORMAT", "POLICY_FORMAT_VERSION",
     "PPOAgent", "PRIVILEGED_SIZE", "STATE_PIECE_SCALE", "STATE_SCALE", "ModelFileError",
     "export_policy", "load_policy", "resolve_model_path", "sb3_data", "sb3_literal",
     "write_policy",
@@ -86,43 +97,52 @@ STATE_SCALE = _scale(STATE_PIECES, STATE_PIECE_SCALE)
 PRIVILEGED_SIZE = OBS_SIZE + STATE_SIZE
 
 
-#: Names of the torch classes of training (:mod:`uno_mk_env.training.policies`) that stay
-#: reachable here, for code and pickles of package 0.4.0 that named them in this module.
+#: The torch classes of training (:mod:`uno_mk_env.training.policies`) that package 0.4.0 made
+#: in this module. This layer never imports training: checkpoints that name them here are loaded
+#: by ``uno_mk_env.training.policies.load_model`` (which puts them back in place while it
+#: unpickles), and code is told where they live.
 _MOVED_TO_TRAINING = ("ScaledObservationExtractor", "AsymmetricActorCriticPolicy")
 
 
 def __getattr__(name: str) -> Any:
-    # Imported on first access only, so that importing this module does not import torch.
     if name in _MOVED_TO_TRAINING:
-        from uno_mk_env.training import policies
-
-        return getattr(policies, name)
+        raise AttributeError(f"{name} moved to uno_mk_env.training.policies after package "
+                             f"0.4.0: from uno_mk_env.training.policies import {name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def resolve_model_path(path: str | Path) -> Path:
-    """The model file for ``path``: ``path`` itself, else ``path + ".zip"``, else
+    """The model file for ``path``: the shipped policy it names, if any
+    (:func:`~uno_mk_env.agents.shipped.find_shipped`: ``"ppo_2p"``, or ``"models/ppo_2p.npz"``
+    from outside the repository), else ``path`` itself, else ``path + ".zip"``, else
     ``path + ".npz"``.
 
     Raises:
         FileNotFoundError: none of them is a file.
     """
+    shipped = find_shipped(path)
+    if shipped is not None:
+        return shipped
     p = Path(path).expanduser()
     for candidate in (p, p.with_name(p.name + ".zip"), p.with_name(p.name + ".npz")):
         if candidate.is_file():
             return candidate
     raise FileNotFoundError(
         f"PPO model file not found: {str(path)!r} (looked for {p}, {p.name}.zip and "
-        f"{p.name}.npz from {Path.cwd()}); train one with 'uno-mk train' or use a checkpoint "
-        "from models/"
+        f"{p.name}.npz from {Path.cwd()}); train one with 'uno-mk train' or name a shipped "
+        f"policy ({', '.join(shipped_names()) or 'none installed'}; 'uno-mk models')"
     )
 
 
 # --------------------------------------------------------------------------- model files
-class ModelFileError(ValueError):
+class ModelFileError(UnoMkError, ValueError):
     """A model file that cannot be played: not a stable-baselines3 ``.zip`` or a policy
     ``.npz`` of this project, damaged, or holding something the numpy actor does not represent.
-    The message is one line and names the file."""
+    The message is one line of at most :data:`MAX_MESSAGE_CHARS` characters and names the
+    file; values read from the file are quoted shortened (:func:`_short`)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(one_line(message, MAX_MESSAGE_CHARS))
 
 
 #: ``format`` and ``version`` of the project's policy file (see :func:`export_policy`).
@@ -130,6 +150,21 @@ POLICY_FORMAT = "uno-mk-policy"
 POLICY_FORMAT_VERSION = 1
 #: Largest archive entry read (a zip bomb stops here); the shipped policies are ~1 MB.
 MAX_ENTRY_BYTES = 256 * 2**20
+#: Largest ``data`` entry of a stable-baselines3 ``.zip`` (JSON) or ``metadata`` of a policy
+#: ``.npz`` read; the shipped ones are ~75 kB.
+MAX_DATA_BYTES = 16 * 2**20
+#: Most weights (numbers, over all tensors) a model file may hold: what ``MAX_ENTRY_BYTES`` holds
+#: as float32 (a tensor declaring more, e.g. a broadcast view of one stored number, is refused
+#: before anything is allocated).
+MAX_WEIGHTS = MAX_ENTRY_BYTES // 4
+#: Most layers of an actor.
+MAX_LAYERS = 64
+#: Longest text of the ``data`` entry read back as a literal (:func:`sb3_literal`).
+MAX_LITERAL_CHARS = 10_000
+#: Longest :class:`ModelFileError` message.
+MAX_MESSAGE_CHARS = 500
+#: Widest quotation of a value read from a file in an error message.
+MAX_QUOTED_CHARS = 80
 #: The modules that hold the project's policy classes in checkpoints: the training module
 #: :mod:`uno_mk_env.training.policies` (since the classes moved there), this module (package
 #: 0.4.0) and the top-level ``agents.ppo`` (before 0.4.0).
@@ -157,8 +192,18 @@ def _one_line(e: BaseException) -> str:
     text = str(e).strip()
     for line in text.splitlines():  # torch's weights_only refusal puts the reason on its own line
         if "WeightsUnpickler error" in line or "Unsupported global" in line:
-            return line.strip()
-    return (text.splitlines() or [type(e).__name__])[0].strip() or type(e).__name__
+            return _clip(line.strip())
+    return _clip((text.splitlines() or [type(e).__name__])[0].strip() or type(e).__name__)
+
+
+def _clip(text: str, limit: int = 2 * MAX_QUOTED_CHARS) -> str:
+    return one_line(text, limit)
+
+
+def _short(value: Any) -> str:
+    """A value read from a file, quoted for an error message (bounded: hostile files hold
+    100,000-character fields)."""
+    return quote(value, MAX_QUOTED_CHARS)
 
 
 class _NumpyActor:
@@ -197,8 +242,9 @@ class _NumpyActor:
                 scale = value
             elif not key.startswith(("mlp_extractor.value_net.", "value_net.", "action_net.",
                                      "vf_features_extractor.")):
-                raise ValueError(f"its policy has weights this loader does not play ({key!r}): "
-                                 "only SB3's MLP policy on the observation vector is supported")
+                raise ValueError(f"its policy has weights this loader does not play "
+                                 f"({_short(key)}): only SB3's MLP policy on the observation "
+                                 "vector is supported")
         if "action_net.weight" not in state or "action_net.bias" not in state:
             raise ValueError("its policy has no action_net weights")
         if any(set(d) != {"weight", "bias"} for d in hidden.values()) or sorted(hidden) != list(
@@ -211,7 +257,7 @@ class _NumpyActor:
         layers = [(hidden[i]["weight"].T.copy(), hidden[i]["bias"].copy()) for i in sorted(hidden)]
         layers.append((state["action_net.weight"].T.copy(), state["action_net.bias"].copy()))
         if hidden_sizes is not None and [w.shape[1] for w, _ in layers[:-1]] != hidden_sizes:
-            raise ValueError(f"its net_arch {hidden_sizes} does not match its weights")
+            raise ValueError(f"its net_arch {_short(hidden_sizes)} does not match its weights")
         if scale is not None:  # an asymmetric policy's actor reads the first entries
             scale = scale.reshape(-1)[: layers[0][0].shape[0]].copy()
         return cls.checked(layers, activation, scale)
@@ -226,7 +272,7 @@ class _NumpyActor:
             ValueError: a one-line reason.
         """
         if activation not in _ACTIVATIONS:
-            raise ValueError(f"activation {activation!r} is not supported (supported: "
+            raise ValueError(f"activation {_short(activation)} is not supported (supported: "
                              f"{', '.join(_ACTIVATIONS)})")
         size = OBS_SIZE
         out = []
@@ -269,7 +315,7 @@ def _read_entry(path: Path, archive: zipfile.ZipFile, name: str) -> bytes:
     try:
         return archive.read(name)
     except Exception as e:  # a truncated or corrupt archive: zlib, CRC, EOF errors
-        raise ModelFileError(f"{path}: cannot read entry {name!r}: {_one_line(e)}") from None
+        raise ModelFileError(f"{path}: cannot read entry {_short(name)}: {_one_line(e)}") from None
 
 
 def _plain(data: dict[str, Any], key: str) -> dict[str, Any]:
@@ -285,16 +331,16 @@ def _class_name(text: Any, what: str, path: Path) -> str:
     (the string SB3 writes for a class in ``policy_kwargs``)."""
     m = re.fullmatch(r"<class '([\w.<>]+)'>", text) if isinstance(text, str) else None
     if not m:
-        raise ModelFileError(f"{path}: unreadable {what} {text!r} in its 'data' entry")
+        raise ModelFileError(f"{path}: unreadable {what} {_short(text)} in its 'data' entry")
     return m[1]
 
 
 def _literal(text: Any) -> Any:
     """A JSON value, or the ``str()`` of a list/dict/number SB3 wrote for a non-JSON value."""
-    if isinstance(text, str):
+    if isinstance(text, str) and len(text) <= MAX_LITERAL_CHARS:
         try:
             return ast.literal_eval(text)  # literals only: never evaluates code
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return text
     return text
 
@@ -305,6 +351,10 @@ def _sb3_data(path: Path, archive: zipfile.ZipFile) -> dict[str, Any]:
         if entry not in names:
             raise ModelFileError(f"{path}: not a stable-baselines3 model (no {entry!r} entry in "
                                  "the zip)")
+    size = archive.getinfo("data").file_size
+    if size > MAX_DATA_BYTES:
+        raise ModelFileError(f"{path}: its 'data' entry is {size} bytes, more than the "
+                             f"{MAX_DATA_BYTES} this loader reads")
     try:
         data = json.loads(_read_entry(path, archive, "data"))
     except (ValueError, RecursionError) as e:
@@ -344,7 +394,7 @@ def _sb3_policy_kwargs(path: Path, data: dict[str, Any]) -> tuple[dict[str, Any]
     observation in the policy's input (``STATE_SIZE`` for an asymmetric critic, else 0)."""
     policy_class = _plain(data, "policy_class").get("__module__")
     if policy_class not in _SB3_POLICY_MODULES:
-        raise ModelFileError(f"{path}: policy class from module {policy_class!r} is not "
+        raise ModelFileError(f"{path}: policy class from module {_short(policy_class)} is not "
                              f"supported (only {' and '.join(_SB3_POLICY_MODULES)})")
     obs_space = data.get("observation_space")
     shape = _literal(obs_space.get("_shape")) if isinstance(obs_space, dict) else None
@@ -358,13 +408,13 @@ def _sb3_policy_kwargs(path: Path, data: dict[str, Any]) -> tuple[dict[str, Any]
     if not isinstance(shape, list) or tuple(shape) != expected or n != A.NUM_ACTIONS:
         raise ModelFileError(
             f"{path} does not fit this env: its observations have shape "
-            f"{tuple(shape) if isinstance(shape, list) else shape} and its action space is "
-            f"Discrete({n}); this env has ({OBS_SIZE},) and Discrete({A.NUM_ACTIONS}) (a "
-            "checkpoint only fits the observation layout it was trained on: retrain it, or use "
-            "the package version it was trained with)"
+            f"{_short(tuple(shape) if isinstance(shape, list) else shape)} and its action space "
+            f"is Discrete({_short(n)}); this env has ({OBS_SIZE},) and "
+            f"Discrete({A.NUM_ACTIONS}) (a checkpoint only fits the observation layout it was "
+            "trained on: retrain it, or use the package version it was trained with)"
         )
     if actor_size is not None and actor_size != OBS_SIZE:
-        raise ModelFileError(f"{path}: actor_size {actor_size!r}; expected {OBS_SIZE}")
+        raise ModelFileError(f"{path}: actor_size {_short(actor_size)}; expected {OBS_SIZE}")
     return kwargs, pad
 
 
@@ -376,8 +426,8 @@ def _sb3_activation(path: Path, kwargs: dict[str, Any]) -> str:
     cls = _class_name(kwargs.pop("activation_fn"), "activation_fn", path)
     m = re.fullmatch(r"torch\.nn\.modules\.activation\.(Tanh|ReLU)", cls)
     if not m:
-        raise ModelFileError(f"{path}: activation {cls} is not supported (supported: "
-                             "torch.nn.Tanh, torch.nn.ReLU)")
+        raise ModelFileError(f"{path}: activation {_clip(cls, MAX_QUOTED_CHARS)} is not "
+                             "supported (supported: torch.nn.Tanh, torch.nn.ReLU)")
     return m[1].lower()
 
 
@@ -391,8 +441,9 @@ def _sb3_scaled(path: Path, kwargs: dict[str, Any]) -> bool:
         scaled = cls.rsplit(".", 1)[-1] == "ScaledObservationExtractor" and cls.startswith(
             tuple(m + "." for m in _OWN_MODULES))
         if not scaled and cls != "stable_baselines3.common.torch_layers.FlattenExtractor":
-            raise ModelFileError(f"{path}: features extractor {cls} is not supported (supported: "
-                                 f"{_OWN_MODULES[0]}.ScaledObservationExtractor, FlattenExtractor)")
+            raise ModelFileError(f"{path}: features extractor {_clip(cls, MAX_QUOTED_CHARS)} "
+                                 f"is not supported (supported: {_OWN_MODULES[0]}."
+                                 "ScaledObservationExtractor, FlattenExtractor)")
     if kwargs.pop("features_extractor_kwargs", None):
         raise ModelFileError(f"{path}: features_extractor_kwargs are not supported")
     return scaled
@@ -407,7 +458,7 @@ def _sb3_hidden_sizes(path: Path, kwargs: dict[str, Any]) -> list[int] | None:
     if isinstance(net_arch, list):
         return net_arch
     if net_arch is not None:
-        raise ModelFileError(f"{path}: unreadable net_arch {net_arch!r}")
+        raise ModelFileError(f"{path}: unreadable net_arch {_short(net_arch)}")
     return None
 
 
@@ -421,6 +472,7 @@ def _sb3_weights(path: Path, archive: zipfile.ZipFile) -> dict[str, np.ndarray]:
             f"{path}: reading a stable-baselines3 .zip needs torch (pip install torch); its "
             ".npz export (uno_mk_env.agents.ppo.export_policy) plays with numpy alone") from None
     raw = _read_entry(path, archive, "policy.pth")
+    _check_torch_archive(path, raw)
     try:
         with warnings.catch_warnings():  # a refused file is reported below, in one line
             warnings.simplefilter("ignore")
@@ -433,13 +485,35 @@ def _sb3_weights(path: Path, archive: zipfile.ZipFile) -> dict[str, np.ndarray]:
         isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()
     ):
         raise ModelFileError(f"{path}: its policy.pth is not a state_dict of tensors")
-    arrays = {}
+    total = 0
     for key, tensor in state.items():
-        if not tensor.is_floating_point():
-            raise ModelFileError(f"{path}: policy.pth entry {key!r} is {tensor.dtype}, not "
-                                 "floating-point weights")
-        arrays[key] = tensor.detach().to(torch.float32).numpy()
-    return arrays
+        if (tensor.layout != torch.strided or tensor.device.type != "cpu" or tensor.is_quantized
+                or not tensor.is_floating_point()):
+            raise ModelFileError(
+                f"{path}: policy.pth entry {_short(key)} is a {tensor.dtype} tensor "
+                f"({str(tensor.layout).removeprefix('torch.')}, on {tensor.device.type}); "
+                "expected dense floating-point weights on the CPU")
+        total += tensor.numel()  # declared sizes: a broadcast view may store one number
+        if total > MAX_WEIGHTS:
+            raise ModelFileError(f"{path}: its policy.pth declares more than {MAX_WEIGHTS} "
+                                 f"weights (entry {_short(key)} has shape "
+                                 f"{_short(tuple(tensor.shape))})")
+    return {key: tensor.detach().to(torch.float32).numpy() for key, tensor in state.items()}
+
+
+def _check_torch_archive(path: Path, raw: bytes) -> None:
+    """Refuses a ``policy.pth`` that is not in torch's zip format (``torch.save`` since torch
+    1.6, what stable-baselines3 writes) or whose records hold more than ``MAX_ENTRY_BYTES`` in
+    all: torch allocates what they declare before reading them."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as inner:
+            declared = sum(info.file_size for info in inner.infolist())
+    except (zipfile.BadZipFile, ValueError, EOFError, OSError):
+        raise ModelFileError(f"{path}: its policy.pth is not a plain weights file (not torch's "
+                             "zip format, which torch.save writes since torch 1.6)") from None
+    if declared > MAX_ENTRY_BYTES:
+        raise ModelFileError(f"{path}: its policy.pth declares {declared} bytes of records, more "
+                             f"than the {MAX_ENTRY_BYTES} this loader reads")
 
 
 def _sb3_actor(path: Path, archive: zipfile.ZipFile) -> tuple[_NumpyActor, dict[str, Any]]:
@@ -452,7 +526,7 @@ def _sb3_actor(path: Path, archive: zipfile.ZipFile) -> tuple[_NumpyActor, dict[
     hidden = _sb3_hidden_sizes(path, kwargs)
     unknown = sorted(set(kwargs) - _INERT_KWARGS)
     if unknown:
-        raise ModelFileError(f"{path}: policy_kwargs {', '.join(unknown)} are not supported")
+        raise ModelFileError(f"{path}: policy_kwargs {_short(unknown)} are not supported")
     arrays = _sb3_weights(path, archive)
     try:
         actor = _NumpyActor.from_state_dict(arrays, activation, hidden, scaled)
@@ -469,8 +543,9 @@ def _npz_actor(path: Path, archive: zipfile.ZipFile) -> tuple[_NumpyActor, dict[
     ``np.load(allow_pickle=False)``."""
     for info in archive.infolist():
         if info.file_size > MAX_ENTRY_BYTES:
-            raise ModelFileError(f"{path}: entry {info.filename!r} is {info.file_size} bytes, "
-                                 f"more than the {MAX_ENTRY_BYTES} this loader reads")
+            raise ModelFileError(f"{path}: entry {_short(info.filename)} is {info.file_size} "
+                                 f"bytes, more than the {MAX_ENTRY_BYTES} this loader reads")
+        _check_npy_header(path, archive, info)
     try:
         with np.load(path, allow_pickle=False) as npz:
             meta_array = npz["metadata"]
@@ -478,27 +553,33 @@ def _npz_actor(path: Path, archive: zipfile.ZipFile) -> tuple[_NumpyActor, dict[
                 raise ModelFileError(f"{path}: its 'metadata' is not a JSON string")
             meta = json.loads(str(meta_array[()]))
             if not isinstance(meta, dict) or meta.get("format") != POLICY_FORMAT:
+                what = meta.get("format") if isinstance(meta, dict) else meta
                 raise ModelFileError(f"{path}: not a {POLICY_FORMAT} file (metadata format "
-                                     f"{meta.get('format') if isinstance(meta, dict) else meta!r})")
+                                     f"{_short(what)})")
             if meta.get("version") != POLICY_FORMAT_VERSION:
-                raise ModelFileError(f"{path}: {POLICY_FORMAT} version {meta.get('version')!r}; "
-                                     f"this package reads version {POLICY_FORMAT_VERSION}")
+                raise ModelFileError(f"{path}: {POLICY_FORMAT} version "
+                                     f"{_short(meta.get('version'))}; this package reads "
+                                     f"version {POLICY_FORMAT_VERSION}")
             size, n = meta.get("observation_size"), meta.get("num_actions")
             layout = meta.get("observation_layout")
             current = [[p.name, p.size] for p in OBS_PIECES]
             if size != OBS_SIZE or n != A.NUM_ACTIONS or (layout is not None
                                                          and layout != current):
                 raise ModelFileError(
-                    f"{path} does not fit this env: its observations have shape ({size},) "
-                    f"{'' if layout in (None, current) else '(another layout) '}and it has "
-                    f"{n} actions; this env has ({OBS_SIZE},) and Discrete({A.NUM_ACTIONS}) (a "
-                    "policy only fits the observation layout it was trained on)"
+                    f"{path} does not fit this env: its observations have shape "
+                    f"({_short(size)},) {'' if layout in (None, current) else '(another layout) '}"
+                    f"and it has {_short(n)} actions; this env has ({OBS_SIZE},) and "
+                    f"Discrete({A.NUM_ACTIONS}) (a policy only fits the observation layout it "
+                    "was trained on)"
                 )
             names = meta.get("layers")
             if not isinstance(names, list) or not names or not all(
                 isinstance(x, str) for x in names
             ):
                 raise ModelFileError(f"{path}: metadata 'layers' must list the layer names")
+            if len(names) > MAX_LAYERS:
+                raise ModelFileError(f"{path}: {len(names)} layers; this loader plays at most "
+                                     f"{MAX_LAYERS}")
             layers = [(npz[f"{x}.weight"], npz[f"{x}.bias"]) for x in names]
             scale_name = meta.get("input_scale")
             scale = npz[scale_name] if isinstance(scale_name, str) else None
@@ -516,6 +597,36 @@ def _npz_actor(path: Path, archive: zipfile.ZipFile) -> tuple[_NumpyActor, dict[
     except Exception as e:  # object arrays (allow_pickle=False), bad JSON, truncated members
         raise ModelFileError(f"{path}: unreadable policy file ({_one_line(e)})") from None
     return actor, meta
+
+
+def _check_npy_header(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> None:
+    """Reads the header of the ``.npy`` member ``info`` (numpy's own parser, which evaluates
+    literals only) and refuses, before numpy allocates the array, object arrays and arrays that
+    declare more bytes than the member holds (or than :data:`MAX_DATA_BYTES`, for the
+    metadata)."""
+    name = _short(info.filename)
+    if not info.filename.endswith(".npy"):
+        raise ModelFileError(f"{path}: entry {name} is not an .npy array")
+    try:
+        with archive.open(info) as f:
+            version = np.lib.format.read_magic(f)
+            if version not in ((1, 0), (2, 0)):
+                raise ValueError(f".npy format version {version}")
+            read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                    else np.lib.format.read_array_header_2_0)
+            shape, _, dtype = read(f)
+    except Exception as e:  # bad magic, a malformed header, a damaged member
+        raise ModelFileError(f"{path}: entry {name} is not a readable .npy array "
+                             f"({_one_line(e)})") from None
+    if dtype.hasobject:
+        raise ModelFileError(f"{path}: entry {name} holds Python objects, which only "
+                             "allow_pickle=True would read (it runs code from the file)")
+    declared = math.prod(shape) * dtype.itemsize
+    limit = min(info.file_size, MAX_DATA_BYTES if info.filename == "metadata.npy" else
+                MAX_ENTRY_BYTES)
+    if declared > limit:
+        raise ModelFileError(f"{path}: entry {name} declares {declared} bytes (shape "
+                             f"{_short(shape)}, {dtype}); it holds at most {limit}")
 
 
 def load_policy(path: str | Path) -> tuple[_NumpyActor, dict[str, Any]]:
@@ -540,10 +651,16 @@ def load_policy(path: str | Path) -> tuple[_NumpyActor, dict[str, Any]]:
                              f"{POLICY_FORMAT} .npz, both zip archives: {_one_line(e)})") from None
     with archive:
         names = set(archive.namelist())
-        if "metadata.npy" in names:
-            return _npz_actor(p, archive)
-        if "data" in names or "policy.pth" in names:
-            return _sb3_actor(p, archive)
+        try:
+            if "metadata.npy" in names:
+                return _npz_actor(p, archive)
+            if "data" in names or "policy.pth" in names:
+                return _sb3_actor(p, archive)
+        except ModelFileError:
+            raise
+        except Exception as e:  # a case the checks above missed is still one line
+            raise ModelFileError(f"{p}: unreadable model file ({type(e).__name__}: "
+                                 f"{_one_line(e)})") from None
     raise ModelFileError(f"{p}: not a model file (a zip archive, but neither a "
                          "stable-baselines3 model, with 'data' and 'policy.pth', nor a "
                          f"{POLICY_FORMAT} .npz, with 'metadata')")
@@ -675,8 +792,17 @@ class PPOAgent(Agent):
     ) -> int:
         if observation is None:
             raise ValueError("the ppo agent needs the observation vector (needs_observation)")
+        return self.choose(self.actor.logits(observation), action_mask)
+
+    def batched_policy(self) -> _NumpyActor:
+        """The numpy actor (:class:`uno_mk_env.vector.BatchedAgent`: the vector env decides
+        every table waiting on it in one forward pass, then asks :meth:`choose`)."""
+        return self.actor
+
+    def choose(self, logits: np.ndarray, action_mask: np.ndarray) -> int:
+        """The action :meth:`act` plays for the actor's ``logits`` of one observation."""
         mask = np.asarray(action_mask).astype(bool)
-        logits = np.where(mask, self.actor.logits(observation), _MASKED_LOGIT)
+        logits = np.where(mask, logits, _MASKED_LOGIT)
         if self.deterministic:
             return int(np.argmax(logits))
         p = np.exp(logits - logits.max())
@@ -690,9 +816,11 @@ class PPOAgent(Agent):
         return p / p.sum()
 
 
-@register("ppo", "a trained MaskablePPO policy, spec ppo:path/to/model.zip (needs torch) or "
-          "ppo:path/to/policy.npz (numpy only)", example="ppo:models/ppo_2p.npz")
+@register("ppo", "a trained MaskablePPO policy: ppo:NAME, a shipped one (ppo_2p, ppo_4p, "
+          "rllib_2p; uno-mk models), ppo:path/to/policy.npz (numpy only) or "
+          "ppo:path/to/model.zip (needs torch)", example="ppo:ppo_2p")
 def _make_ppo(arg: str | None, seed: int | None) -> Agent:
     if not arg:
-        raise ValueError("agent 'ppo' needs a model path, e.g. ppo:models/ppo_2p.zip")
+        raise ValueError("agent 'ppo' needs a model path or a shipped policy's name, e.g. "
+                         "ppo:ppo_2p or ppo:runs/my_run/final.zip")
     return PPOAgent(arg, seed=seed)

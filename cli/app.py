@@ -9,8 +9,10 @@
     uno-mk export CHECKPOINT models/ppo_4p.zip
     uno-mk exploit ppo:models/ppo_2p.npz --players 2   # a best response's win rate
     uno-mk agents
+    uno-mk models                                      # the shipped policies (ppo:ppo_2p, ...)
     uno-mk rules
     uno-mk demo
+    uno-mk                                             # the command list; --version: the version
 
 Each module of :data:`COMMANDS` has ``add_parser(subparsers) -> None`` (it adds its subparser)
 and ``run(args, out) -> int`` (it runs the parsed command, writing to ``out``, and returns the
@@ -36,12 +38,23 @@ from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
 from typing import Any, NoReturn, TextIO
 
-from uno_mk_env import RulesError
-from uno_mk_env.agents.base import AgentError, AgentSpecError
-from uno_mk_env.evaluation.replay import ReplayError
-from uno_mk_env.evaluation.tournament import OutputPathError, TournamentError
+from uno_mk_env import __version__
+from uno_mk_env.agent import AgentError
+from uno_mk_env.errors import UnoMkError
 
-from . import agents, demo, evaluate, exploit, export, play, replay, rules, tournament, train
+from . import (
+    agents,
+    demo,
+    evaluate,
+    exploit,
+    export,
+    models,
+    play,
+    replay,
+    rules,
+    tournament,
+    train,
+)
 from .common import PROG, CLIError, rules_from_args
 from .tournament import print_leaderboard
 
@@ -50,13 +63,15 @@ __all__ = ["COMMANDS", "PROG", "CLIError", "build_parser", "main", "print_leader
 
 #: The subcommand modules, in the order ``uno-mk --help`` lists them.
 COMMANDS: tuple[ModuleType, ...] = (
-    play, tournament, replay, evaluate, train, export, exploit, agents, rules, demo,
+    play, tournament, replay, evaluate, train, export, exploit, agents, models, rules, demo,
 )
 
 
-class Terminated(Exception):
+class Terminated(UnoMkError):
     """SIGTERM arrived: raised in the main thread so that running work (a tournament's worker
     processes) is ended in order; exit code 143."""
+
+    exit_code = 143
 
 
 class _Parser(argparse.ArgumentParser):
@@ -70,7 +85,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
     """The ``uno-mk`` parser, and the module of each subcommand by name."""
     parser = _Parser(prog=PROG, description="UNO Mario Kart: play, run tournaments, train and "
                      "export agents, list agents and rules, run the demo.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    # Optional: 'uno-mk' alone prints the command list (main).
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     handlers: dict[str, ModuleType] = {}
     for module in COMMANDS:
         before = set(sub.choices)
@@ -98,6 +115,12 @@ def main(
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as e:  # argparse: --help (0) or a bad argument (2, message printed)
         return int(e.code or 0)
+    if args.version:
+        print(f"{PROG} {__version__}", file=out)
+        return 0
+    if args.command is None:  # 'uno-mk' alone: the command list, not an error
+        parser.print_help(out)
+        return 0
     if hasattr(args, "extra_args"):
         args.extra_args = extra
     args.input_fn = input_fn  # the person's answers in 'uno-mk play' (tests script them)
@@ -129,21 +152,16 @@ def _run(module: ModuleType, args: argparse.Namespace, prog: str, out: TextIO,
          err: TextIO) -> int:
     try:
         return module.run(args, out)
-    except (CLIError, AgentSpecError, RulesError, OutputPathError, ReplayError) as e:
-        print(f"{prog}: error: {e}", file=err)
-        return 2
-    except AgentError as e:
-        print(f"{prog}: agent failed: {e}", file=err)
-        return 1
-    except TournamentError as e:
-        print(f"{prog}: error: {e}", file=err)
-        return 1
+    except Terminated as e:
+        print(f"{prog}: terminated", file=err)
+        return e.exit_code
+    except UnoMkError as e:  # every error of the project: one line, its exit code (2 or 1)
+        what = "agent failed" if isinstance(e, AgentError) else "error"
+        print(f"{prog}: {what}: {e}", file=err)
+        return e.exit_code
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=err)
         return 130
-    except Terminated:
-        print(f"{prog}: terminated", file=err)
-        return 143
 
 
 if __name__ == "__main__":

@@ -11,12 +11,13 @@ from typing import Any, TextIO
 
 from uno_mk_env import PRESETS, Rules, RulesError
 from uno_mk_env.agents.base import AgentSpecError, build_agent
+from uno_mk_env.errors import UnoMkError
 from uno_mk_env.rules import MAX_PLAYERS, MIN_PLAYERS, OPTIONS
 
 PROG = "uno-mk"
 
 
-class CLIError(Exception):
+class CLIError(UnoMkError):
     """A bad command-line argument or a missing extra: printed as one line, exit code 2."""
 
 
@@ -70,7 +71,11 @@ def rules_from_args(
             raise CLIError(f"--rule expects key=value (e.g. uno_penalty=4), got {item!r}")
         key = key.strip()
         if key not in OPTIONS:
-            raise CLIError(f"unknown rule option {key!r}; the options are: {', '.join(OPTIONS)}")
+            raise CLIError(f"unknown rule option {key[:40]!r}; the options are: "
+                           f"{', '.join(OPTIONS)}")
+        if re.fullmatch(r"\s*[+-]?\d{19,}\s*", value):  # beyond any option (and int()'s limit)
+            raise CLIError(f"--rule {key}: a {len(value.strip())}-character number is out of "
+                           f"range (at most 18 digits); allowed: {OPTIONS[key].allowed}")
         options[key] = _parse_value(value)
     if rounds_to_500:
         options["match"] = "target_score"
@@ -113,18 +118,18 @@ def specs(text: str, flag: str) -> list[str]:
     return out
 
 
-def check_agents(agent_specs: Sequence[str], allow_cheating: bool = True) -> None:
-    """Builds each agent once, so that a bad spec, or a cheating agent without
-    ``allow_cheating``, is refused before anything is played or created."""
-    from uno_mk_env.evaluation.tournament import cheating_refusal
+def check_agents(agent_specs: Sequence[str], allow_cheating: bool = False) -> None:
+    """Builds each agent once, so that a bad spec, or a cheating agent the command does not
+    admit (the one cheating policy, :func:`uno_mk_env.evaluation.match.admit`: only with
+    ``allow_cheating``, the ``--allow-cheating`` flag), is refused before anything is played or
+    created."""
+    from uno_mk_env.evaluation.match import admit
 
     for spec in dict.fromkeys(agent_specs):
         try:
-            agent = build_agent(spec, seed=0)
+            admit(build_agent(spec, seed=0), spec, allow_cheating)
         except AgentSpecError as e:
             raise CLIError(str(e)) from None
-        if getattr(agent, "cheats", False) and not allow_cheating:
-            raise CLIError(cheating_refusal(spec))
 
 
 # ------------------------------------------------------------------------------------ tables

@@ -20,6 +20,7 @@ from typing import Any, TextIO
 
 from uno_mk_env.evaluation.replay import (
     DEFAULT_MAX_STEPS,
+    MAX_REPLAY_GAMES,
     ReplayError,
     load_recording,
     record_games,
@@ -89,6 +90,9 @@ def _play(args: argparse.Namespace) -> tuple[dict[str, Any], Path]:
     for flag, value in (("--games", args.games), ("--max-steps", args.max_steps)):
         if value < 1:
             raise CLIError(f"{flag} must be at least 1, got {value}")
+    if args.games > MAX_REPLAY_GAMES:  # every recorded game is held in memory and in the page
+        raise CLIError(f"--games must be at least 1 and at most {MAX_REPLAY_GAMES}, got "
+                       f"{args.games}")
     if args.seed < 0:
         raise CLIError(f"--seed must be a non-negative int, got {args.seed}")
     check_agents(agent_specs)

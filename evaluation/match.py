@@ -11,8 +11,10 @@ One game
     the terminal is an agent like any other (``uno_mk_env.cli.play``).
 
 The step cap
-    A round that reaches ``max_steps`` decisions without ending stops the game: it is *capped*
-    and counted as having no winner (``None``: no cap).
+    A round that reaches ``max_steps`` public decisions without ending stops the game: it is
+    *capped* and counted as having no winner (``None``: no cap). As in the env, a KEEP is not
+    counted (other seats cannot tell it from drawing an unplayable card) and a game is never
+    capped while a drawn card awaits its decision.
 
 The cheating policy (stated here once)
     An agent with ``cheats = True`` (:class:`uno_mk_env.agents.oracle.CheatingAgent`) sees hidden
@@ -37,13 +39,15 @@ from typing import Any, Protocol
 import numpy as np
 
 from uno_mk_env import Game, PlayerView, Rules
+from uno_mk_env import actions as A
 from uno_mk_env.agents.base import Agent, AgentError, AgentSpecError, agent_action
+from uno_mk_env.errors import UnoMkError
 
 __all__ = ["MatchObserver", "MatchOutcome", "MatchStopped", "admit", "cheating_refusal",
            "cheats", "play_match"]
 
 
-class MatchStopped(Exception):
+class MatchStopped(UnoMkError):
     """Raised by an agent (a person leaving the game) to end the game at once; :func:`play_match`
     lets it through instead of reporting an agent failure."""
 
@@ -86,8 +90,8 @@ def cheats(agent: Any) -> bool:
 def cheating_refusal(label: str) -> str:
     """The one-line refusal of a cheating agent where cheating is not admitted."""
     return (f"agent {label!r} cheats (it sees hidden cards) and is refused here; it is only a "
-            "reference for the skill ceiling: pass allow_cheating=True (--allow-cheating) to "
-            "play it anyway")
+            "reference for the skill ceiling, admitted only where cheating is allowed "
+            "(allow_cheating=True; uno-mk tournament and evaluate --allow-cheating)")
 
 
 def admit(agent: Any, label: str, allow_cheating: bool, refusal: str | None = None) -> bool:
@@ -144,7 +148,9 @@ def play_match(
         observer.start(g)
     in_round = 0
     while not g.game_over:
-        if max_steps is not None and in_round >= max_steps:
+        # The cap counts public decisions (a KEEP is hidden from the other seats) and never falls
+        # inside a drawn card's decision, so where a game is capped tells no seat a hidden choice.
+        if max_steps is not None and in_round >= max_steps and g.phase != A.PLAY_DRAWN:
             return MatchOutcome(g, capped=True)
         p = g.current_player
         if seeing[p]:
@@ -158,7 +164,7 @@ def play_match(
                 raise e.__cause__ from None
             raise
         g.step(action)
-        in_round = 0 if g.round_over else in_round + 1
+        in_round = 0 if g.round_over else in_round + (action != A.KEEP)
         if observer is not None:
             observer.after(g, p, action)
     return MatchOutcome(g, capped=False)

@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from uno_mk_env.errors import UnoMkError
+
 __all__ = ["LOCK_FILE", "OutputLock", "OutputPathError", "atomic_save", "atomic_write",
            "atomic_write_text",
            "check_output_dir"]
@@ -33,7 +35,7 @@ __all__ = ["LOCK_FILE", "OutputLock", "OutputPathError", "atomic_save", "atomic_
 LOCK_FILE = ".uno-mk.lock"
 
 
-class OutputPathError(ValueError):
+class OutputPathError(UnoMkError, ValueError):
     """A place where the result files cannot be written (one line naming it)."""
 
 

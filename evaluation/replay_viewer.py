@@ -114,7 +114,8 @@ JS = r"""
   const DATA = JSON.parse(document.getElementById("replay-data").textContent);
   const G = C.geometry, P = C.palette, NS = "http://www.w3.org/2000/svg";
   const $ = (id) => document.getElementById(id);
-  const st = { game: 0, step: 0, view: "spectator", timer: null };
+  // step: the position among the steps the view shows (index: their positions in the game)
+  const st = { game: 0, step: 0, view: "spectator", index: [], timer: null };
 
   // ------------------------------------------------------------------ primitives
   function node(tag, attrs, parent) {
@@ -324,10 +325,12 @@ JS = r"""
     text(pile, dx + bw / 2, pileY + bh / 2, String(t.draw_pile), 22, "#ffffff", "mm", true);
     text(pile, dx + bw / 2, pileY + bh + 12, "draw pile", 12, light, "ma");
     const tx = mid - bw / 2;
-    rect(svg, tx - 8, pileY - 8, bw + 16, bh + 16, 10, P[t.active_colour], "#ffffff", 1)
-      .setAttribute("id", "active-colour");
+    const pending = t.colour_pending === true;  // R3.3: a WB start card's colour is being chosen
+    rect(svg, tx - 8, pileY - 8, bw + 16, bh + 16, 10, P[pending ? "W" : t.active_colour],
+      "#ffffff", 1).setAttribute("id", "active-colour");
     card(svg, t.top_card, tx, pileY, true);
-    const colourName = C.colour_names[C.colours.indexOf(t.active_colour)];
+    const colourName = pending ? "being chosen"
+      : C.colour_names[C.colours.indexOf(t.active_colour)];
     text(svg, mid, pileY + bh + 28, "active colour: " + colourName, 12, light, "ma");
     const ax = x1 - 78, ay = pileY + bh / 2 - 6;
     const [line, head] = arrowPoints(t.direction === 1, ax, ay, 30);
@@ -348,6 +351,28 @@ JS = r"""
   // ------------------------------------------------------------------ the page
   const game = () => DATA.games[st.game];
   const part = (step) => (st.view === "spectator" ? step.spectator : step.seats[Number(st.view)]);
+  const last = () => st.index.length - 1;
+  // The steps this view shows: a seat's view skips the hidden steps of other seats (a KEEP,
+  // R4.2), as seat_steps() in replay.py does, so it shows only what that seat may know.
+  function setView(view) {
+    const g = game(), at = st.index.length ? st.index[st.step] : 0;
+    st.view = view;
+    st.index = [];
+    g.steps.forEach((step, i) => {
+      if (view === "spectator" || !step.hidden || step.actor === Number(view)) st.index.push(i);
+    });
+    const r = g.result, steps = g.steps;
+    const who = r.winner === null ? "no winner (" + r.end + ")" : "winner: " + g.names[r.winner];
+    const decisions = view === "spectator" ? r.decisions  // a seat counts public decisions
+      : part(steps[steps.length - 1]).table.decision;
+    $("result").textContent = who + " \u00b7 scores " + r.scores.join(", ") + " \u00b7 " +
+      decisions + " decisions \u00b7 seed " + g.seed;
+    $("slider").max = String(last());
+    fillLog();
+    let pos = 0;
+    while (pos < last() && st.index[pos + 1] <= at) pos++;
+    return pos;
+  }
 
   function fillGames() {
     const sel = $("game");
@@ -373,8 +398,8 @@ JS = r"""
   function fillLog() {
     const log = $("log"), g = game();
     log.textContent = "";
-    g.steps.forEach((step, i) => {
-      const li = document.createElement("li");
+    st.index.forEach((k, i) => {
+      const step = g.steps[k], li = document.createElement("li");
       li.value = i;
       li.dataset.step = String(i);
       const done = step.actor >= 0 ? g.names[step.actor] + " decided" : "end";
@@ -396,8 +421,9 @@ JS = r"""
         : g.names[r.winner] + " wins";
       legal.appendChild(li);
     } else {
-      $("decision-title").textContent = "Decision " + step.decision + ": " +
-        g.names[step.actor] + " (" + step.phase + ")";
+      $("decision-title").textContent = "Decision " + p.table.decision + ": " +
+        g.names[step.actor] + " (" + step.phase + ")" +
+        (step.hidden ? " \u00b7 hidden from the other seats" : "");
       if (!p.legal) {
         const li = document.createElement("li");
         li.className = "note";
@@ -432,15 +458,15 @@ JS = r"""
   }
   function show(i) {
     const g = game();
-    st.step = Math.max(0, Math.min(g.steps.length - 1, i));
-    const step = g.steps[st.step], p = part(step), svg = $("table");
+    st.step = Math.max(0, Math.min(last(), i));
+    const step = g.steps[st.index[st.step]], p = part(step), svg = $("table");
     drawTable(svg, p.table);
     svg.setAttribute("data-game", String(st.game));
     svg.setAttribute("data-step", String(st.step));
     svg.setAttribute("data-view", st.view);
     showDecision(step, p);
     $("slider").value = String(st.step);
-    $("counter").textContent = "decision " + st.step + " / " + (g.steps.length - 1);
+    $("counter").textContent = "decision " + st.step + " / " + last();
     for (const li of $("log").children) {
       li.classList.toggle("current", Number(li.dataset.step) === st.step);
     }
@@ -451,15 +477,10 @@ JS = r"""
   }
   function selectGame(i) {
     st.game = i;
-    const g = game();
-    $("title").textContent = g.title;
-    const r = g.result;
-    const who = r.winner === null ? "no winner (" + r.end + ")" : "winner: " + g.names[r.winner];
-    $("result").textContent = who + " \u00b7 scores " + r.scores.join(", ") + " \u00b7 " +
-      r.decisions + " decisions \u00b7 seed " + g.seed;
-    $("slider").max = String(g.steps.length - 1);
+    st.index = [];
+    $("title").textContent = game().title;
     fillViews();
-    fillLog();
+    setView(st.view);
     show(0);
   }
   function stop() {
@@ -472,21 +493,17 @@ JS = r"""
     if (st.timer !== null) { stop(); return; }
     $("play").textContent = "pause";
     st.timer = setInterval(() => {
-      if (st.step >= game().steps.length - 1) stop(); else show(st.step + 1);
+      if (st.step >= last()) stop(); else show(st.step + 1);
     }, 700);
   }
 
   fillGames();
   $("game").addEventListener("change", (e) => { stop(); selectGame(Number(e.target.value)); });
-  $("view").addEventListener("change", (e) => {
-    st.view = e.target.value;
-    fillLog();
-    show(st.step);
-  });
+  $("view").addEventListener("change", (e) => { show(setView(e.target.value)); });
   $("first").addEventListener("click", () => { stop(); show(0); });
   $("prev").addEventListener("click", () => { stop(); show(st.step - 1); });
   $("next").addEventListener("click", () => { stop(); show(st.step + 1); });
-  $("last").addEventListener("click", () => { stop(); show(game().steps.length - 1); });
+  $("last").addEventListener("click", () => { stop(); show(last()); });
   $("play").addEventListener("click", toggle);
   $("slider").addEventListener("input", (e) => { stop(); show(Number(e.target.value)); });
   document.addEventListener("keydown", (e) => {
@@ -496,7 +513,7 @@ JS = r"""
     if (e.key === "ArrowRight") { stop(); show(st.step + 1); }
     else if (e.key === "ArrowLeft") { stop(); show(st.step - 1); }
     else if (e.key === "Home") { stop(); show(0); }
-    else if (e.key === "End") { stop(); show(game().steps.length - 1); }
+    else if (e.key === "End") { stop(); show(last()); }
     else if (e.key === " " && tag !== "BUTTON") toggle();
     else return;
     e.preventDefault();
@@ -513,11 +530,10 @@ JS = r"""
     selectGame(wanted("game", DATA.games.length));
     $("game").value = String(st.game);
     if (want.get("view") !== null && want.get("view") !== "spectator") {
-      st.view = String(wanted("view", game().players));
+      setView(String(wanted("view", game().players)));
       $("view").value = st.view;
-      fillLog();
     }
-    show(wanted("step", game().steps.length));
+    show(wanted("step", last() + 1));
   }
   window.addEventListener("hashchange", applyHash);
   applyHash();

@@ -91,6 +91,7 @@ from uno_mk_env.agents.base import (
     build_agent,
     discover_agents,
 )
+from uno_mk_env.errors import UnoMkError
 from uno_mk_env.rewards import places
 
 from . import outputs
@@ -131,8 +132,11 @@ MAX_WORKERS = 256
 MAX_REPLAYS = MAX_REPLAY_GAMES
 
 
-class TournamentError(RuntimeError):
-    """The tournament could not finish: a worker process died or could not start (one line)."""
+class TournamentError(UnoMkError, RuntimeError):
+    """The tournament could not finish: a worker process died or could not start (one line);
+    the command line exits with 1 for it."""
+
+    exit_code = 1
 
 
 def check_output_dir(path: str | Path, file_names: Iterable[str] | None = None) -> Path:

@@ -376,3 +376,17 @@ def test_strength_tournament() -> None:
         # one agent against three random players: chance is 0.25
         assert _win_rate([spec, "random", "random", "random"], 4, 2000)["win_ci_low"] > 0.5
     assert _win_rate(["strategic", "greedy"], 2, 8000)["win_rate"] > 0.5
+
+
+def test_the_agent_interface_lives_in_the_core_and_is_re_exported() -> None:
+    """``Agent``, ``agent_action`` and ``AgentError`` are defined in the core module
+    ``uno_mk_env.agent`` (the Gymnasium wrapper's opponents use them without importing the
+    agents layer, docs/api.md#layers); ``uno_mk_env.agents`` and ``.agents.base`` re-export the
+    same objects."""
+    import uno_mk_env.agent as core
+    import uno_mk_env.agents as agents
+    import uno_mk_env.agents.base as base
+
+    for name in ("Agent", "AgentError", "agent_action"):
+        assert getattr(agents, name) is getattr(core, name) is getattr(base, name)
+    assert core.Agent.__module__ == "uno_mk_env.agent"

@@ -350,10 +350,11 @@ def test_demo_in_a_log_has_no_progress_bar(capsys) -> None:
     """tqdm redraws with carriage returns: 30 KB on one line of a log file (make demo > log)."""
     from uno_mk_env.cli.demo import main as demo_main
 
-    assert demo_main(["--games", "8", "--workers", "1", "--model", "no/such.zip"]) == 0
+    assert demo_main(["--games", "8", "--workers", "1"]) == 0
     captured = capsys.readouterr()
     assert "\r" not in captured.err and "\r" not in captured.out
     assert "no progress bar" in captured.out and "win rate" in captured.out
+    assert "ppo:ppo_4p" in captured.out  # the shipped agent plays (tests/test_packaging.py)
 
 
 def test_short_labels_keep_what_tells_long_labels_apart() -> None:

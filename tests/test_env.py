@@ -312,9 +312,14 @@ def test_max_steps_truncates_every_agent_without_reward():
             env.step(None)
             continue
         legal = np.flatnonzero(obs["action_mask"])
-        env.step(int(legal[rng.integers(len(legal))]))
-        steps += 1
-    assert steps == 10 and env.agents == []
+        action = int(legal[rng.integers(len(legal))])
+        last_phase = env.game.phase_name
+        env.step(action)
+        steps += action != actions.KEEP  # public decisions: a KEEP joins its draw (R4.2)
+    # the cap never cuts a draw's play_drawn decision off: playing the drawn card may be one
+    # public decision more
+    assert env.agents == []
+    assert steps == 10 or (steps == 11 and last_phase == "play_drawn"), (steps, last_phase)
 
 
 # ----------------------------------------------------------------------- illegal actions
@@ -365,6 +370,9 @@ def test_env_errors_are_clear():
         env.agent_iter()
     with pytest.raises(RuntimeError, match="reset"):
         env.state()
+    for call in (env.last, U.raw_env(num_players=2).last):  # issue #24.9: was AttributeError
+        with pytest.raises(RuntimeError, match=r"reset\(\) needs to be called before last\(\)"):
+            call()
     with pytest.raises(AttributeError):
         _ = env.rewards
     raw = U.raw_env(num_players=3)
@@ -539,3 +547,19 @@ def test_a_copied_env_observes_like_the_original():
     env.step(action)
     np.testing.assert_array_equal(twin.observe(twin.agent_selection)["observation"],
                                   env.observe(env.agent_selection)["observation"])
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf"), np.float32("nan"),
+                                 "-1", None, True])
+def test_illegal_reward_must_be_a_finite_number(bad):
+    """Issue #24.9: ``env(illegal_reward=nan)`` or ``inf`` was accepted (a NaN poisons every
+    return it is summed into); now one ``ValueError`` line naming the argument."""
+    with pytest.raises(ValueError, match="^illegal_reward must be a finite number") as info:
+        U.env(num_players=2, illegal_reward=bad)
+    assert "\n" not in str(info.value) and len(str(info.value)) < 100
+
+
+@pytest.mark.parametrize("good", [-1, 0, 2.5, np.float64(-3.0), np.int64(-2)])
+def test_illegal_reward_accepts_finite_numbers(good):
+    env = U.env(num_players=2, illegal_reward=good)
+    assert env._illegal_reward == float(good) and type(env._illegal_reward) is float

@@ -226,6 +226,8 @@ def test_arguments_are_validated():
         UnoMarioKartGymEnv(num_players=2, learner_seat=2)
     with pytest.raises(ValueError, match="reward"):
         UnoMarioKartGymEnv(reward="winner")
+    with pytest.raises(ValueError, match="^illegal_action_penalty must be a finite number"):
+        UnoMarioKartGymEnv(illegal_action_penalty=float("nan"))
 
 
 def test_render_is_the_learners_view():

@@ -19,8 +19,14 @@ from scenario import action_id, make
 import uno_mk_env.agents.ismcts as ismcts_module
 from uno_mk_env import PRESETS, Game, Rules
 from uno_mk_env import actions as A
-from uno_mk_env.agents import RandomAgent, agent_action, make_agent
-from uno_mk_env.agents.ismcts import ISMCTSAgent, SearchParams, parse_spec
+from uno_mk_env.agents import AgentSpecError, RandomAgent, agent_action, make_agent
+from uno_mk_env.agents.ismcts import (
+    SPEC_LIMITS,
+    SPEC_OPTIONS,
+    ISMCTSAgent,
+    SearchParams,
+    parse_spec,
+)
 from uno_mk_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
 
@@ -314,13 +320,57 @@ def test_spec_sets_the_budget_and_options(spec: str, field: str, value: object) 
     ("0", "bad budget '0'"), ("abc", "bad budget 'abc'"), ("2.5", "bad budget '2.5'"),
     ("-3", "bad budget '-3'"), ("10s", "bad budget '10s'"),
     ("50:zz=1", "bad option 'zz=1'"), ("50:c", "bad option 'c'"),
-    ("50:c=-1", "c takes a non-negative float"), ("50:depth=x", "depth takes a non-negative int"),
+    ("50:c=-1", "c takes a number from 0 to 100"), ("50:depth=x", "depth takes an int from 0 to"),
     ("50:rollout=best", "rollout takes fast or strategic"),
+    # issue 24: every number is bounded, and the bound is named (a budget that never ends a move)
+    ("99999999999999999999", r"bad budget '99999999999999999999'.*1-100000"),
+    ("100001", r"bad budget '100001'.*N iterations per move, 1-100000"),
+    ("9" * 5000, "bad budget '9999"), ("60001ms", r"T milliseconds per move, 1-60000"),
+    ("50:c=1e400", "c takes a number from 0 to 100"), ("50:k=nan", "k takes a number from 0"),
+    ("50:eps=1.5", "eps takes a number from 0 to 1"), ("50:z=inf", "z takes a number from 0"),
+    ("50:depth=10001", "depth takes an int from 0 to 10000"),
+    ("50:bonus=" + "9" * 5000, "bonus takes a number from 0 to 100"),
 ])
 def test_bad_spec_is_a_one_line_error_naming_the_value(arg: str, match: str) -> None:
-    with pytest.raises(ValueError, match=match) as info:
+    with pytest.raises(AgentSpecError, match=match) as info:
         parse_spec(arg)
-    assert "\n" not in str(info.value)
+    assert "\n" not in str(info.value) and len(str(info.value)) < 400
+
+
+@pytest.mark.parametrize("field", sorted(SPEC_LIMITS))
+def test_every_spec_number_accepts_its_documented_limits(field: str) -> None:
+    """The ends of each range of SPEC_LIMITS are accepted, one step beyond is refused."""
+    key = {v: k for k, v in SPEC_OPTIONS.items()}.get(field)
+    low, high = SPEC_LIMITS[field]
+    is_int = isinstance(high, int) and field != "milliseconds"
+    step = 1 if is_int or field == "milliseconds" else 0.5
+    for value, ok in ((low, True), (high, True), (high + step, False), (low - step, False)):
+        text = str(int(value)) if is_int or field == "milliseconds" else repr(float(value))
+        if field == "simulations":
+            arg = text
+        elif field == "milliseconds":
+            arg = f"{text}ms"
+        else:
+            arg = f"10:{key}={text}"
+        if ok:
+            assert getattr(parse_spec(arg), field) == value
+        else:
+            with pytest.raises(AgentSpecError):
+                parse_spec(arg)
+
+
+def test_agent_refuses_a_budget_beyond_the_limit() -> None:
+    with pytest.raises(ValueError, match="simulations must be from 1 to 100000"):
+        ISMCTSAgent(simulations=10**20)
+
+
+def test_unbounded_budget_on_the_command_line_is_one_line(tmp_path, capsys) -> None:
+    from uno_mk_env.cli.app import main
+
+    code = main(["tournament", "--agents", "ismcts:99999999999999999999,random", "--games", "2",
+                 "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "1-100000" in err
 
 
 # ------------------------------------------------------------------------------------ slow

@@ -15,6 +15,7 @@ import json
 import pickle
 import subprocess
 import sys
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -77,7 +78,7 @@ def tiny_zip(tmp_path_factory) -> Path:
     import gymnasium
     from sb3_contrib import MaskablePPO
 
-    from uno_mk_env.agents.ppo import ScaledObservationExtractor
+    from uno_mk_env.training.policies import ScaledObservationExtractor
 
     class Spaces(gymnasium.Env):
         observation_space = gymnasium.spaces.Box(0, 1, (OBS_SIZE,), np.float32)
@@ -301,3 +302,281 @@ def test_oversized_entry_is_refused_before_reading(tiny_zip: Path, tmp_path: Pat
     monkeypatch.setattr(ppo, "MAX_ENTRY_BYTES", 100)
     with pytest.raises(ModelFileError, match="more than the 100"):
         PPOAgent(tiny_zip)
+
+
+# ------------------------------------------------------- crafted files: one bounded line each
+MAX_LINE = 500  # uno_mk_env.agents.ppo.MAX_MESSAGE_CHARS
+
+
+def _poisoned_data(tiny_zip: Path, marker: Path) -> dict:
+    """The ``data`` of ``tiny_zip`` with a payload in every pickled field: a loader that
+    unpickled anything would write ``marker``."""
+    data = json.loads(zipfile.ZipFile(tiny_zip).read("data"))
+    payload = base64.b64encode(pickle.dumps(Payload(marker))).decode()
+    for value in data.values():
+        if isinstance(value, dict) and ":serialized:" in value:
+            value[":serialized:"] = payload
+    return data
+
+
+def _sb3_file(tiny_zip: Path, dst: Path, marker: Path, *, state=None, pth: bytes | None = None,
+              edit=None, data: bytes | None = None) -> Path:
+    """A copy of ``tiny_zip`` (its ``data`` poisoned) with ``policy.pth`` holding ``state``
+    (or the bytes ``pth``) and its ``data`` changed by ``edit`` (or replaced by ``data``)."""
+    import torch
+
+    replace: dict[str, bytes | None] = {}
+    if state is not None:
+        buf = io.BytesIO()
+        torch.save(state, buf)
+        pth = buf.getvalue()
+    if pth is not None:
+        replace["policy.pth"] = pth
+    if data is None:
+        plain = _poisoned_data(tiny_zip, marker)
+        if edit is not None:
+            edit(plain)
+        data = json.dumps(plain).encode()
+    replace["data"] = data
+    return _rewrite_zip(tiny_zip, dst, replace)
+
+
+def _tiny_state(tiny_zip: Path) -> dict:
+    import torch
+
+    return torch.load(io.BytesIO(zipfile.ZipFile(tiny_zip).read("policy.pth")),
+                      weights_only=True)
+
+
+def _with(state: dict, key: str, value) -> dict:
+    return {**state, key: value}
+
+
+def _crafted_zip(kind: str, tiny_zip: Path, dst: Path, marker: Path) -> tuple[Path, str]:
+    """A crafted stable-baselines3 ``.zip`` of kind ``kind`` and a phrase of its error."""
+    import torch
+
+    st = _tiny_state(tiny_zip)
+    bias, weight = "action_net.bias", "action_net.weight"
+    legacy = io.BytesIO()
+    torch.save(st, legacy, _use_new_zipfile_serialization=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch deprecates creating quantized tensors
+        quantized = torch.quantize_per_tensor(st[bias], 0.1, 0, torch.qint8)
+    long = "x" * 100_000
+
+    def kwargs(**values):
+        return lambda d: d["policy_kwargs"].update(values)
+
+    cases = {
+        # the three cases of issue 24
+        "sparse_tensor": (dict(state=_with(st, bias, st[bias].to_sparse())), "sparse_coo"),
+        "meta_tensor": (dict(state=_with(st, bias, torch.empty(73, device="meta"))), "on meta"),
+        "long_shape": (dict(edit=lambda d: d["observation_space"].update(_shape=long)),
+                       "does not fit this env"),
+        # tensors
+        "quantized_tensor": (dict(state=_with(st, bias, quantized)), "qint8"),
+        "complex_tensor": (dict(state=_with(st, bias, st[bias].to(torch.complex64))),
+                           "complex64"),
+        "int_tensor": (dict(state=_with(st, bias, st[bias].to(torch.int32))), "int32"),
+        "broadcast_view": (dict(state=_with(st, bias, torch.zeros(1).expand(10**6, 10**6))),
+                           "more than"),
+        "nan_weights": (dict(state=_with(st, weight, torch.full_like(st[weight], float("nan")))),
+                        "not all finite"),
+        "weight_3d": (dict(state=_with(st, weight, st[weight].reshape(73, 16, 1))),
+                      "weight shape"),
+        "bias_2d": (dict(state=_with(st, bias, st[bias].reshape(1, 73))), "bias shape"),
+        "missing_tensor": (dict(state={k: v for k, v in st.items() if k != bias}),
+                           "no action_net"),
+        "long_key": (dict(state=_with(st, "k" * 100_000, st[bias])), "does not play"),
+        "not_a_dict": (dict(state=list(st.values())), "not a state_dict"),
+        "non_tensor_value": (dict(state=_with(st, bias, 1.5)), "not a state_dict"),
+        "legacy_torch_format": (dict(pth=legacy.getvalue()), "not torch's zip format"),
+        "pth_garbage": (dict(pth=b"\x00" * 1000), "not a plain weights file"),
+        # the JSON of "data"
+        "deep_json": (dict(data=b"[" * 100_000 + b"]" * 100_000), "not JSON"),
+        "json_list": (dict(data=b"[1, 2, 3]"), "not a JSON object"),
+        "json_empty_object": (dict(data=b"{}"), "policy class"),
+        "no_observation_space": (dict(edit=lambda d: d.pop("observation_space")),
+                                 "does not fit this env"),
+        "deep_shape": (dict(edit=lambda d: d["observation_space"].update(
+            _shape="[" * 50_000 + "]" * 50_000)), "does not fit this env"),
+        "huge_int_shape": (dict(edit=lambda d: d["observation_space"].update(
+            _shape="[" + "9" * 5000 + "]")), "does not fit this env"),
+        "nested_shape": (dict(edit=lambda d: d["observation_space"].update(
+            _shape=json.dumps([[[[[[[[list(range(5000))]]]]]]]]))), "does not fit this env"),
+        "long_n": (dict(edit=lambda d: d["action_space"].update(n=long)), "Discrete("),
+        "long_policy_module": (dict(edit=lambda d: d["policy_class"].update(__module__=long)),
+                               "policy class from module"),
+        "long_activation": (dict(edit=kwargs(activation_fn=f"<class 'torch.{long}'>")),
+                            "activation"),
+        "long_extractor": (dict(edit=kwargs(features_extractor_class=f"<class 'e.{long}'>")),
+                           "features extractor"),
+        "unreadable_class": (dict(edit=kwargs(activation_fn=long)), "unreadable activation_fn"),
+        "long_net_arch": (dict(edit=kwargs(net_arch=json.dumps(list(range(20_000))))),
+                          "net_arch"),
+        "net_arch_text": (dict(edit=kwargs(net_arch=long)), "unreadable net_arch"),
+        "many_kwargs": (dict(edit=kwargs(**{f"option_{i}": 1 for i in range(10_000)})),
+                        "are not supported"),
+        "long_actor_size": (dict(edit=kwargs(actor_size=long)), "actor_size"),
+    }
+    spec, phrase = cases[kind]
+    return _sb3_file(tiny_zip, dst, marker, **spec), phrase
+
+
+CRAFTED_ZIPS = [
+    "sparse_tensor", "meta_tensor", "long_shape", "quantized_tensor", "complex_tensor",
+    "int_tensor", "broadcast_view", "nan_weights", "weight_3d", "bias_2d", "missing_tensor",
+    "long_key", "not_a_dict", "non_tensor_value", "legacy_torch_format", "pth_garbage",
+    "deep_json", "json_list", "json_empty_object", "no_observation_space", "deep_shape",
+    "huge_int_shape", "nested_shape", "long_n", "long_policy_module", "long_activation",
+    "long_extractor", "unreadable_class", "long_net_arch", "net_arch_text", "many_kwargs",
+    "long_actor_size",
+]
+
+
+def _assert_one_bounded_line(error: BaseException, phrase: str, limit: int = MAX_LINE) -> None:
+    text = str(error)
+    assert "\n" not in text and "Traceback" not in text, text[:300]
+    assert len(text) <= limit, f"{len(text)} characters: {text[:300]}"
+    assert phrase in text, text
+
+
+@pytest.mark.parametrize("kind", CRAFTED_ZIPS)
+def test_crafted_zip_is_one_bounded_line_and_runs_nothing(kind: str, tiny_zip: Path,
+                                                          tmp_path: Path) -> None:
+    """Issue 24 item 7: every refusal of a crafted stable-baselines3 file is one
+    ``ModelFileError`` line of bounded length (values from the file quoted shortened), from
+    the loader and from ``build_agent``, and nothing pickled in the file runs."""
+    pytest.importorskip("torch")
+    marker = tmp_path / "marker"
+    path, phrase = _crafted_zip(kind, tiny_zip, tmp_path / f"{kind}.zip", marker)
+    with pytest.raises(ModelFileError) as info:
+        load_policy(path)
+    _assert_one_bounded_line(info.value, phrase)
+    assert str(info.value).startswith(str(path))
+    with pytest.raises(AgentSpecError) as spec_info:
+        build_agent(f"ppo:{path}")
+    _assert_one_bounded_line(spec_info.value, phrase, MAX_LINE + 2 * len(str(path)) + 40)
+    assert not marker.exists()
+
+
+def test_the_poisoned_base_file_plays_and_runs_nothing(tiny_zip: Path, tmp_path: Path) -> None:
+    """The crafted files above differ from a playable file only in what they name: the base
+    (every pickled field a payload) loads and plays, and the payload never runs."""
+    marker = tmp_path / "marker"
+    path = _sb3_file(tiny_zip, tmp_path / "base.zip", marker)
+    agent = PPOAgent(path)
+    assert agent.act(*_observations(2, 1, seed=0)[0], None) >= 0
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("kind", ["sparse_tensor", "meta_tensor", "long_shape"])
+def test_crafted_zip_on_the_command_line_is_one_line(kind: str, tiny_zip: Path, tmp_path: Path,
+                                                     capsys) -> None:
+    pytest.importorskip("torch")
+    path, phrase = _crafted_zip(kind, tiny_zip, tmp_path / f"{kind}.zip", tmp_path / "marker")
+    code = cli_main(["tournament", "--agents", f"ppo:{path},random", "--players", "2",
+                     "--games", "2", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err and phrase in err
+    assert len(err) < MAX_LINE + 2 * len(str(path)) + 80
+    assert not (tmp_path / "out" / "tournament.json").exists()
+
+
+def _npz_arrays() -> dict[str, np.ndarray]:
+    with np.load(MODELS / "ppo_2p.npz", allow_pickle=False) as f:
+        return {k: f[k] for k in f.files}
+
+
+def _with_meta(arrays: dict[str, np.ndarray], **changes) -> dict[str, np.ndarray]:
+    meta = json.loads(str(arrays["metadata"][()]))
+    return {**arrays, "metadata": np.array(json.dumps({**meta, **changes}))}
+
+
+def _npy_claiming(shape: tuple[int, ...], data: bytes) -> bytes:
+    """An ``.npy`` whose header declares ``shape`` (float32) followed by ``data``."""
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": "<f4", "fortran_order": False,
+                                               "shape": shape})
+    return buf.getvalue() + data
+
+
+def _crafted_npz(kind: str, dst: Path) -> tuple[Path, str]:
+    arrays = _npz_arrays()
+    long = "x" * 100_000
+    cases = {
+        "nan_weights": (lambda a: {**a, "action.weight": np.full_like(a["action.weight"],
+                                                                     np.nan)}, "not all finite"),
+        "int_weights": (lambda a: {**a, "action.bias": a["action.bias"].astype(np.int32)},
+                        "not all finite floats"),
+        "weight_3d": (lambda a: {**a, "action.weight": a["action.weight"][..., None]},
+                      "weight shape"),
+        "complex_weights": (lambda a: {**a, "action.bias": a["action.bias"].astype(
+            np.complex64)}, "not all finite floats"),
+        "deep_metadata": (lambda a: {**a, "metadata": np.array("[" * 100_000 + "]" * 100_000)},
+                          "unreadable policy file"),
+        "metadata_list": (lambda a: {**a, "metadata": np.array("[1, 2]")}, "metadata format"),
+        "metadata_not_text": (lambda a: {**a, "metadata": np.zeros(3)}, "not a JSON string"),
+        "long_format": (lambda a: _with_meta(a, format=long), "metadata format"),
+        "long_version": (lambda a: _with_meta(a, version=long), "version"),
+        "long_size": (lambda a: _with_meta(a, observation_size=long), "does not fit this env"),
+        "long_activation": (lambda a: _with_meta(a, activation=long), "activation"),
+        "long_layer_name": (lambda a: _with_meta(a, layers=[long]), "missing array"),
+        "many_layers": (lambda a: _with_meta(a, layers=["hidden0"] * 100_000), "at most"),
+        "layers_not_names": (lambda a: _with_meta(a, layers=[[1], {"a": 2}]), "layer names"),
+        "missing_keys": (lambda a: {**a, "metadata": np.array("{}")}, "metadata format"),
+        "scale_name_number": (lambda a: _with_meta(a, input_scale=3), "input_scale"),
+    }
+    if kind in cases:
+        build, phrase = cases[kind]
+        np.savez(dst, **build(arrays))
+        return dst, phrase
+    np.savez(dst, **arrays)
+    if kind == "huge_declared_shape":  # 1e12 floats declared, 292 bytes stored
+        replace = {"action.bias.npy": _npy_claiming((10**12,), b"\x00" * 292)}
+        phrase = "declares"
+    elif kind == "huge_declared_metadata":
+        buf = io.BytesIO()
+        np.lib.format.write_array_header_1_0(buf, {"descr": "<U100000000",
+                                                   "fortran_order": False, "shape": ()})
+        replace, phrase = {"metadata.npy": buf.getvalue() + b"{}"}, "declares"
+    elif kind == "bad_npy_header":
+        replace, phrase = {"action.bias.npy": b"\x93NUMPY\x01\x00\x10\x00{'descr': " + b"x" * 80}, (
+            "not a readable .npy array")
+    elif kind == "not_npy_member":
+        replace, phrase = {"notes.txt": b"hello"}, "not an .npy array"
+    else:
+        raise AssertionError(kind)
+    with zipfile.ZipFile(dst) as z:
+        entries = {name: z.read(name) for name in z.namelist()}
+    entries.update(replace)
+    with zipfile.ZipFile(dst, "w") as z:
+        for name, data in entries.items():
+            z.writestr(name, data)
+    return dst, phrase
+
+
+CRAFTED_NPZ = [
+    "nan_weights", "int_weights", "weight_3d", "complex_weights", "deep_metadata",
+    "metadata_list", "metadata_not_text", "long_format", "long_version", "long_size",
+    "long_activation", "long_layer_name", "many_layers", "layers_not_names", "missing_keys",
+    "scale_name_number", "huge_declared_shape", "huge_declared_metadata", "bad_npy_header",
+    "not_npy_member",
+]
+
+
+@pytest.mark.parametrize("kind", CRAFTED_NPZ)
+def test_crafted_npz_is_one_bounded_line(kind: str, tmp_path: Path) -> None:
+    path, phrase = _crafted_npz(kind, tmp_path / f"{kind}.npz")
+    with pytest.raises(ModelFileError) as info:
+        load_policy(path)
+    _assert_one_bounded_line(info.value, phrase)
+    with pytest.raises(AgentSpecError) as spec_info:
+        build_agent(f"ppo:{path}")
+    _assert_one_bounded_line(spec_info.value, phrase, MAX_LINE + 2 * len(str(path)) + 40)
+
+
+def test_model_file_error_is_one_bounded_line_whatever_it_is_given() -> None:
+    error = ModelFileError("a\nb" + "c" * 10_000)
+    assert "\n" not in str(error) and len(str(error)) <= MAX_LINE and str(error).endswith("…")

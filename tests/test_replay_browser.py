@@ -126,9 +126,16 @@ def read(driver) -> dict:
     return driver.execute_script(READ)
 
 
+def view_steps(game: dict, view: str) -> list[int]:
+    """The steps a view shows (seat_steps): a seat's view skips other seats' hidden KEEPs."""
+    return [i for i, step in enumerate(game["steps"])
+            if view == "spectator" or not step.get("hidden") or str(step["actor"]) == view]
+
+
 def check_against_engine(page: dict, state: dict, game: dict, view: str) -> None:
-    """What the page displays at this step equals the engine's state."""
-    step = game["steps"][page["step"]]
+    """What the page displays at this step (its position among the steps the view shows)
+    equals the engine's state."""
+    step = game["steps"][view_steps(game, view)[page["step"]]]
     assert page["top"] == page["topShown"] == state["top"]
     assert page["colour"] == state["colour"]
     assert page["current"] == state["current"] and page["phase"] == state["phase"]
@@ -224,9 +231,9 @@ def test_replay_page_in_chromium(browser, replay, tmp_path):
         browser.find_element(By.ID, "first").click()
         body.send_keys(Keys.HOME)
         others = [n for s, n in enumerate(game["names"]) if s != seat]
-        for i in range(last + 1):
+        for pos, i in enumerate(view_steps(game, str(seat))):
             page = read(browser)
-            assert page["step"] == i and page["view"] == str(seat)
+            assert page["step"] == pos and page["view"] == str(seat)
             check_against_engine(page, states[i], game, str(seat))
             for name in others:  # the log names no card another seat drew
                 assert f"{name} drew a card (" not in page["log"]
@@ -244,15 +251,16 @@ def test_replay_page_in_chromium(browser, replay, tmp_path):
     # asynchronous, and the focus may still be on the view <select> (which keeps arrow keys).
     from selenium.webdriver.support.ui import WebDriverWait
 
-    browser.get(html.as_uri() + f"#game=0&step={last - 3}&view=2")
-    WebDriverWait(browser, 10).until(lambda d: read(d)["step"] == last - 3)
+    at = len(view_steps(game, "2")) - 4
+    browser.get(html.as_uri() + f"#game=0&step={at}&view=2")
+    WebDriverWait(browser, 10).until(lambda d: read(d)["step"] == at)
     page = read(browser)
-    assert (page["step"], page["view"]) == (last - 3, "2")
-    check_against_engine(page, states[last - 3], game, "2")
+    assert (page["step"], page["view"]) == (at, "2")
+    check_against_engine(page, states[view_steps(game, "2")[at]], game, "2")
     browser.execute_script("document.activeElement && document.activeElement.blur()")
     body = browser.find_element(By.TAG_NAME, "body")
     body.send_keys(Keys.ARROW_RIGHT)
-    assert browser.execute_script("return location.hash") == f"#game=0&step={last - 2}&view=2"
+    assert browser.execute_script("return location.hash") == f"#game=0&step={at + 1}&view=2"
     browser.execute_script("location.hash = '#step=4'")  # hashchange is asynchronous
     WebDriverWait(browser, 10).until(lambda d: read(d)["step"] == 4)
     assert read(browser)["view"] == "spectator"
@@ -285,3 +293,64 @@ def test_a_missing_browser_fails_in_ci_and_skips_elsewhere(monkeypatch):
     monkeypatch.delenv("UNO_MK_REQUIRE_BROWSER")
     with pytest.raises(pytest.skip.Exception, match="needs the selenium package"):
         _unavailable("the selenium package")
+
+
+#: Everything a view displays: the header, the table, the decision panel and the log, the
+#: counter, the slider, the address and the view menu.
+DISPLAYED = """
+const q = (id) => document.getElementById(id);
+return {header: document.querySelector('header').outerHTML,
+  main: document.querySelector('main').outerHTML, counter: q('counter').textContent,
+  slider: [q('slider').value, q('slider').max], hash: location.hash, view: q('view').value,
+  views: q('view').innerHTML, footer: document.querySelector('footer').outerHTML};
+"""
+
+
+def walk(driver, uri: str) -> list[dict]:
+    """What the page at ``uri`` displays at each of its steps, walked with the next button,
+    then with End and Home."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    driver.get(uri)
+    seen = [driver.execute_script(DISPLAYED)]
+    nxt = driver.find_element(By.ID, "next")
+    while seen[-1]["slider"][0] != seen[-1]["slider"][1]:
+        nxt.click()
+        seen.append(driver.execute_script(DISPLAYED))
+    body = driver.find_element(By.TAG_NAME, "body")
+    for key in (Keys.HOME, Keys.END):
+        body.send_keys(key)
+        seen.append(driver.execute_script(DISPLAYED))
+    return seen
+
+
+def test_a_seat_view_cannot_tell_a_kept_card_from_an_unplayable_one(browser, tmp_path,
+                                                                     monkeypatch):
+    """Issue 24 item 1 in the browser: seats 1 and 2's views of the page (every step: table,
+    decision panel, event log, counter, slider, address, result line) display the same whether
+    seat 0 kept a playable drawn card or drew an unplayable one; the drawer's view and the
+    spectator's show the KEEP."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+    from test_replay import kept_or_unplayable
+
+    from uno_mk_env.evaluation.replay import recording, write_html
+
+    pages = {card: write_html(recording([kept_or_unplayable(card, monkeypatch)]),
+                              tmp_path / f"{card}.html").as_uri() for card in ("R7", "B7")}
+    for seat in (1, 2):
+        kept, unplayable = (walk(browser, pages[card] + f"#view={seat}") for card in pages)
+        assert len(kept) == 3 + 2 and kept[-1]["slider"] == ["2", "2"]
+        assert kept == unplayable
+        assert "P0 script drew a card" in kept[1]["main"]  # the "last" line after the draw
+        assert "2 decisions" in kept[0]["header"]
+    drawer = walk(browser, pages["R7"] + "#view=0")
+    assert drawer[-1]["slider"] == ["3", "3"] and "kept it" in drawer[2]["main"]
+    spectator = walk(browser, pages["R7"])
+    assert spectator[-1]["slider"] == ["3", "3"] and "3 decisions" in spectator[0]["header"]
+    # from the spectator's hidden step, seat 1's view opens at the draw before it
+    browser.get(pages["R7"] + "#step=1")
+    Select(browser.find_element(By.ID, "view")).select_by_value("1")
+    assert read(browser)["step"] == 0 and read(browser)["view"] == "1"
+    assert console_errors(browser) == []

@@ -22,13 +22,15 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
+from uno_mk_env.errors import UnoMkError
+
 __all__ = ["TrainArgs", "TrainingError", "check_agent_specs", "check_ranges", "command_line",
            "given_fields", "ints", "parse", "specs", "weighted"]
 
 T = TypeVar("T")
 
 
-class TrainingError(ValueError):
+class TrainingError(UnoMkError, ValueError):
     """A training request that is refused before anything is created (a bad argument value, a
     missing or unreadable checkpoint, nothing left to train, a hyperparameter a resumed model
     cannot change); one line."""
@@ -144,7 +146,7 @@ def final_eval_games(args: Any) -> int:
 
 
 # ------------------------------------------------------------------------- the command line
-class _Refused(Exception):
+class _Refused(UnoMkError):
     """A command line tyro refuses, as one line (raised by :func:`_one_line`)."""
 
 

@@ -93,7 +93,8 @@ LEGACY_MODULES = ("agents", "agents.ppo")
 @contextlib.contextmanager
 def legacy_module_aliases() -> Iterator[None]:
     """While inside, ``agents`` and ``agents.ppo`` (the top-level names of the package before
-    0.4.0) resolve to this module's classes, so that a checkpoint whose pickles refer to
+    0.4.0) resolve to this module's classes, and ``uno_mk_env.agents.ppo`` (package 0.4.0)
+    holds them, so that a checkpoint whose pickles refer to
     ``agents.ppo.ScaledObservationExtractor`` unpickles. Names another package already holds
     in ``sys.modules`` are left alone, and every alias is removed on exit."""
     added = []
@@ -109,11 +110,21 @@ def legacy_module_aliases() -> Iterator[None]:
             alias.ActorSlicesExtractor = ActorSlicesExtractor  # type: ignore[attr-defined]
         sys.modules[name] = alias
         added.append(name)
+    # Package 0.4.0 made these classes in uno_mk_env.agents.ppo, and its checkpoints name them
+    # there; that layer never imports training, so they are put in place while inside.
+    from uno_mk_env.agents import ppo
+
+    lent = [k for k in ("ScaledObservationExtractor", "AsymmetricActorCriticPolicy")
+            if k not in vars(ppo)]
+    for k in lent:
+        setattr(ppo, k, getattr(here, k))
     try:
         yield
     finally:
         for name in added:
             sys.modules.pop(name, None)
+        for k in lent:
+            delattr(ppo, k)
 
 
 def load_model(path: str | Path, **kwargs: Any) -> Any:

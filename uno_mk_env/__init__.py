@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import Any
 
 from . import actions, cards
-from .errors import IllegalActionError, StateError
+from .errors import IllegalActionError, StateError, UnoMkError
 from .game import Game
 from .phases import Phase
 from .rules import OPTIONS, PRESETS, Rules, RulesError, preset
@@ -68,7 +68,7 @@ class _RegisterAfterGymnasium(importlib.abc.MetaPathFinder):
                 sys.meta_path.remove(self)
             _register_gym_env()
 
-        spec.loader.exec_module = exec_then_register
+        spec.loader.exec_module = exec_then_register  # type: ignore[method-assign]  # wrap it
         return spec
 
 
@@ -97,5 +97,6 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "Game", "IllegalActionError", "Phase", "PlayerView", "StateError", "Rules", "RulesError",
+    "UnoMkError",
     "OPTIONS", "PRESETS", "preset", "actions", "cards", "GYM_ID", "__version__",
 ]

@@ -29,18 +29,26 @@ every step). The two image modes need the ``render`` extra (Pillow, pygame).
 
 from __future__ import annotations
 
+import math
 import operator
 import warnings
 from collections.abc import Iterator
 from typing import Any
 
-import gymnasium
 import numpy as np
-from pettingzoo import AECEnv
-from pettingzoo.utils.env import AECIterable, AECIterator
+
+try:
+    import gymnasium
+    from pettingzoo import AECEnv
+    from pettingzoo.utils.env import AECIterable, AECIterator
+except ImportError as e:  # no env extra: one ImportError that names it
+    from . import _missing_env_extra
+
+    raise _missing_env_extra(e) from None
 
 from . import actions as A
 from . import render as R
+from .errors import UnoMkError
 from .game import Game, IllegalActionError
 from .observation import (
     OBS_SIZE,
@@ -56,7 +64,8 @@ from .rules import Rules
 
 __all__ = [
     "GuardedUnoMarioKartEnv", "IllegalActionWarning", "UnknownAgentError",
-    "UnoMarioKartEnv", "action_id", "check_env_options", "check_render_seat", "env",
+    "UnoMarioKartEnv", "action_id", "check_env_options", "check_render_seat",
+    "check_reward_value", "env",
     "image_renderer", "raw_env",
 ]
 
@@ -64,6 +73,7 @@ RENDER_MODES = ("ansi", "rgb_array", "human")
 IMAGE_MODES = ("rgb_array", "human")
 DEFAULT_MAX_STEPS = 2000
 
+_KEEP, _PLAY_DRAWN = A.KEEP, A.PLAY_DRAWN
 _ZERO_MASK = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
 _ZERO_MASK.flags.writeable = False  # shared by every seat that is not deciding
 _HISTORY = 8  # decisions kept for the render's "last events"
@@ -77,11 +87,11 @@ _MASKS: dict[tuple[int, ...], np.ndarray] = {}
 _MASKS_MAX = 1 << 15
 
 
-class IllegalActionWarning(UserWarning):
+class IllegalActionWarning(UnoMkError, UserWarning):
     """Issued by ``env()`` when an illegal action ends the episode."""
 
 
-class UnknownAgentError(KeyError):
+class UnknownAgentError(UnoMkError, KeyError):
     """An agent name that is not one of the env's ``possible_agents``; the message names it and
     the valid ones (a ``KeyError``, as a plain dict lookup would raise)."""
 
@@ -102,6 +112,7 @@ def action_id(action: Any) -> int:
         ValueError: an integer outside ``Discrete(73)`` (ids 0-72).
     """
     cls = action.__class__
+    a: int | None
     if cls is int:
         a = action
     else:
@@ -147,6 +158,21 @@ def check_env_options(reward: str, max_steps: int | None, render_mode: str | Non
         )
 
 
+def check_reward_value(name: str, value: Any) -> float:
+    """``value`` as a finite ``float`` (a reward the env pays, e.g. ``illegal_reward``).
+
+    Raises:
+        ValueError: naming ``name`` when ``value`` is not a real number, or is NaN or infinite
+            (a NaN reward poisons every return it is summed into).
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise ValueError(f"{name} must be a finite number, got {type(value).__name__}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{name} must be a finite number, got {number!r}")
+    return number
+
+
 def check_render_seat(render_seat: Any, num_players: int, extra: tuple[str, ...] = ()) -> None:
     """Validates ``render_seat``: ``None`` (a spectator), a seat ``0 … num_players - 1`` or one
     of ``extra`` (the Gymnasium wrapper's ``"learner"``).
@@ -187,7 +213,10 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
             ``(800, 1280, 3)`` for every player count) or ``"human"`` (the image in a pygame
             window, updated after every step). The image modes need the ``render`` extra.
         reward: ``"win"`` or ``"points"`` (docs/api.md#rewards-and-episodes).
-        max_steps: decisions per episode before every agent is truncated (``None``: no limit).
+        max_steps: decisions per episode before every agent is truncated (``None``: no limit);
+            a ``KEEP`` is not counted and a draw's ``play_drawn`` decision is not cut off (the
+            draw looks the same to other seats whether its card was kept or could not be played,
+            R4.2, and so does when the cap falls).
         render_seat: whose view is rendered: ``None`` (default) draws the spectator's image,
             every hand face up, and the text of the deciding seat's view (as before); a seat
             draws only what that seat may know (other hands as card backs) in both.
@@ -233,8 +262,9 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
             })
             for a in self.possible_agents
         }
-        self.action_spaces = {a: gymnasium.spaces.Discrete(A.NUM_ACTIONS)
-                              for a in self.possible_agents}
+        self.action_spaces: dict[str, gymnasium.spaces.Discrete[np.int64]] = {
+            a: gymnasium.spaces.Discrete(A.NUM_ACTIONS) for a in self.possible_agents
+        }
         self.state_space = gymnasium.spaces.Box(
             0.0, state_high(self.rules), (STATE_SIZE,), np.float32
         )
@@ -256,7 +286,7 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
         except (KeyError, TypeError):
             raise self._unknown_agent(agent) from None
 
-    def action_space(self, agent: str) -> gymnasium.spaces.Discrete:
+    def action_space(self, agent: str) -> gymnasium.spaces.Discrete[np.int64]:
         """``Discrete(73)`` (docs/api.md#actions-and-phases), the same object for every call."""
         try:
             return self.action_spaces[agent]
@@ -309,7 +339,7 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
         self._cumulative_rewards = dict.fromkeys(agents, 0.0)
         self.terminations = dict.fromkeys(agents, False)
         self.truncations = dict.fromkeys(agents, False)
-        self.infos = {a: {"action_mask": _ZERO_MASK} for a in agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {"action_mask": _ZERO_MASK} for a in agents}
         self.agent_selection = agents[0]
         self._skip_agent_selection = None
         self._steps = 0
@@ -324,6 +354,7 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
     def _select_decider(self) -> None:
         """Points ``agent_selection`` and its info's mask at the engine's decider."""
         game = self._game
+        assert game is not None  # reset() made it
         agent = self.possible_agents[game.current_player]
         prev = self.agent_selection
         if prev != agent:
@@ -345,7 +376,7 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
         mask.flags.writeable = False
         return mask
 
-    def step(self, action: int | None) -> None:
+    def step(self, action: Any) -> None:
         """Applies the decider's action (docs/api.md#actions-and-phases); ``None`` for a finished
         agent.
 
@@ -365,6 +396,7 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
         if cls is not int:  # ints go straight to the engine (the hot path), numpy ints nearly
             action = int(action) if cls in _NUMPY_INTEGERS else action_id(action)
         game = self._game
+        assert game is not None  # not done: reset() made it
         render = self.render_mode
         if render is not None:
             self._history.before(game)
@@ -384,13 +416,16 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
         if self._dirty_rewards:
             self._clear_rewards()
             self._dirty_rewards = False
-        steps = self._steps = self._steps + 1
+        # public decisions: a KEEP joins the draw before it (other seats cannot see it, R4.2),
+        # so the step cap and the rendered counter are the same in both hidden worlds
+        steps = self._steps = self._steps + (action != _KEEP)
         if game.round_over:
             self._round_over()
             if game.game_over:
                 self._end(terminated=True)
                 return
-        if steps >= self._step_limit:
+        if steps >= self._step_limit and game.phase != _PLAY_DRAWN:
+            # never in the middle of a draw: the final views would show play_drawn (R4.2)
             self._end(terminated=False)
             return
         # _select_decider(), inlined: this is the hot path
@@ -431,17 +466,19 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
     def _illegal(self, a: int) -> None:
         """``env()``: the legal-looking id ``a`` (0-72) is illegal now; the episode ends."""
         agent = self.agent_selection
-        legal = self._game.legal_action_ids()
+        game, reward = self._game, self._illegal_reward
+        assert game is not None and reward is not None  # step() came here for env()
+        legal = game.legal_action_ids()
         warnings.warn(
             f"illegal action {a} ({A.ACTION_NAMES[a]}) by {agent} in phase "
-            f"'{self._game.phase_name}' (legal: {[A.ACTION_NAMES[x] for x in legal]}); the "
-            f"episode ends with reward {self._illegal_reward} for {agent}",
+            f"'{game.phase_name}' (legal: {[A.ACTION_NAMES[x] for x in legal]}); the "
+            f"episode ends with reward {reward} for {agent}",
             IllegalActionWarning,
             stacklevel=3,
         )
         self._cumulative_rewards[agent] = 0.0
         self._clear_rewards()
-        self.rewards[agent] = float(self._illegal_reward)
+        self.rewards[agent] = float(reward)
         self._accumulate_rewards()
         self._dirty_rewards = True
         self.infos[agent]["illegal_action"] = True
@@ -488,6 +525,17 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
     def state(self) -> np.ndarray:
         """The global perfect-information vector (``state_space``) for centralised critics."""
         return encode_state(self._require_game("state()"))
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """``(observation, reward, terminated, truncated, info)`` of ``agent_selection`` (see
+        PettingZoo's ``AECEnv.last``).
+
+        Raises:
+            RuntimeError: before ``reset()``, as ``step()`` and ``observe()`` do.
+        """
+        self._require_game("last()")
+        last: tuple[Any, float, bool, bool, dict[str, Any]] = super().last(observe)
+        return last
 
     def agent_iter(self, max_iter: int = 2**63) -> AECIterable:
         """Yields ``agent_selection`` until every agent is done (call ``step()`` each time)."""
@@ -539,13 +587,15 @@ class GuardedUnoMarioKartEnv(UnoMarioKartEnv):
     calls before ``reset()`` raise ``RuntimeError``; ``agent_iter`` loops must call ``step()``.
 
     Args:
-        illegal_reward: the mover's reward for an illegal action (default ``-1.0``).
+        illegal_reward: the mover's reward for an illegal action (default ``-1.0``; a finite
+            number: NaN or an infinity raises ``ValueError`` naming it).
         Other arguments as :class:`UnoMarioKartEnv`.
     """
 
     def __init__(self, *args: Any, illegal_reward: float = -1.0, **kwargs: Any) -> None:
+        reward = check_reward_value("illegal_reward", illegal_reward)
         super().__init__(*args, **kwargs)
-        self._illegal_reward = float(illegal_reward)
+        self._illegal_reward = reward
 
     def agent_iter(self, max_iter: int = 2**63) -> AECIterable:
         self._require_game("agent_iter()")
@@ -569,7 +619,7 @@ class _CheckedIterator(AECIterator):
         mark = env._updates
         if mark == self._last:
             raise RuntimeError("call step() (or reset()) in every iteration of agent_iter()")
-        agent = super().__next__()
+        agent: str = super().__next__()
         self._last = mark
         return agent
 

@@ -25,8 +25,11 @@ Rewards
 
 Episode End
     ``terminated`` when the game is over (or after an illegal action); ``truncated`` after
-    ``max_steps`` decisions of all seats together (default 2000). A deal in which the game ends
-    before the learner's first decision is replaced by a new one inside ``reset()``.
+    ``max_steps`` decisions of all seats together (default 2000; a ``KEEP`` is not counted and a
+    draw's ``play_drawn`` decision is not cut off: the draw looks the same whether its card was
+    kept or could not be played, R4.2, and so does when the cap falls). A deal in which
+    the game ends before the learner's first decision is replaced by a new one inside
+    ``reset()``.
 
 Arguments
     ``num_players`` (2-10, default 2), ``opponents`` (see below), ``learner_seat`` (``None``:
@@ -38,7 +41,7 @@ Arguments
     generator), one policy for every opponent seat, or a sequence of ``num_players - 1``
     policies, ``opponents[i]`` sitting ``i + 1`` seats clockwise from the learner. A policy is an
     agent (anything with ``act(observation, action_mask, view)``, e.g.
-    :class:`uno_mk_env.agents.base.Agent`; the observation is skipped when its
+    :class:`uno_mk_env.agent.Agent`; the observation is skipped when its
     ``needs_observation`` is ``False``) or a callable ``(observation, action_mask) -> action``.
     Agents are ``reset()`` at every episode, with a seed drawn from the env's generator when
     ``reset(seed=...)`` is given.
@@ -62,8 +65,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import gymnasium
 import numpy as np
+
+try:
+    import gymnasium
+except ImportError as e:  # no env extra: one ImportError that names it
+    from . import _missing_env_extra
+
+    raise _missing_env_extra(e) from None
 
 from . import actions as A
 from . import render as R
@@ -73,6 +82,7 @@ from .env import (
     action_id,
     check_env_options,
     check_render_seat,
+    check_reward_value,
     image_renderer,
 )
 from .game import Game, IllegalActionError
@@ -113,7 +123,8 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.opponents = self._parse_opponents(opponents, n)
         self.learner_seat = learner_seat
         self.reward_mode = reward
-        self.illegal_action_penalty = float(illegal_action_penalty)
+        self.illegal_action_penalty = check_reward_value(
+            "illegal_action_penalty", illegal_action_penalty)
         self.max_steps = max_steps
         self.render_mode = render_mode
         self.render_seat = render_seat
@@ -217,7 +228,7 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
                     info)
         if self.render_mode is not None:
             self._history.after(a)
-        reward = self._after_step()
+        reward = self._after_step(a)
         if not self._over:
             reward += self._play_opponents()
         if self.render_mode == "human":
@@ -233,7 +244,9 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
             mask[list(self._game.legal_action_ids())] = True
         return mask
 
-    def render(self) -> str | np.ndarray | None:
+    # gymnasium types Env.render with a TypeVar bound nowhere (RenderFrame): no concrete return
+    # type can override it
+    def render(self) -> str | np.ndarray | None:  # type: ignore[override]
         """The table (see Rendering in the module docstring): text (``"ansi"``, the learner's
         view unless ``render_seat`` is a seat), an image (``"rgb_array"``) or the image in a
         window (``"human"``, returns ``None``)."""
@@ -244,7 +257,8 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
                 "'rgb_array' or 'human' to UnoMarioKartGymEnv"
             )
             return None
-        seat = self._seat if self.render_seat == "learner" else self.render_seat
+        render_seat = self.render_seat  # a seat, None or "learner" (check_render_seat)
+        seat = self._seat if isinstance(render_seat, str) else render_seat
         if mode == "ansi":
             return R.render_game(
                 self.game, self._seat if seat is None else seat, self._names, self._history,
@@ -266,6 +280,7 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
     # ------------------------------------------------------------------ internals
     def _info(self) -> dict[str, Any]:
         game = self._game
+        assert game is not None  # reset() made it
         if self._over:
             mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
         else:
@@ -276,12 +291,15 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
             info["scores"] = list(game.scores)
         return info
 
-    def _after_step(self) -> float:
-        """Bookkeeping after any seat's step: the learner's reward, episode end."""
+    def _after_step(self, action: int) -> float:
+        """Bookkeeping after any seat's step: the learner's reward, episode end (``max_steps``
+        counts public decisions: not a ``KEEP``, as the AEC env)."""
         game = self._game
-        self._steps += 1
+        assert game is not None  # reset() made it
+        self._steps += action != A.KEEP
         reward = round_rewards(game, self.reward_mode)[self._seat] if game.round_over else 0.0
-        if game.game_over or (self.max_steps is not None and self._steps >= self.max_steps):
+        if game.game_over or (self.max_steps is not None and self._steps >= self.max_steps
+                              and game.phase != A.PLAY_DRAWN):  # not in the middle of a draw
             self._over = True
         return reward
 
@@ -289,6 +307,7 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         """Opponents decide until the learner does or the episode ends; their steps' reward for
         the learner."""
         game = self._game
+        assert game is not None  # reset() made it
         me = self._seat
         n = self.rules.num_players
         history = self._history if self.render_mode is not None else None
@@ -306,26 +325,28 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
             game.step(action)
             if history is not None:
                 history.after(action)
-            total += self._after_step()
+            total += self._after_step(action)
         return total
 
     def _ask(self, policy: Policy, seat: int, legal: tuple[int, ...]) -> int:
-        """An opponent's decision (:func:`uno_mk_env.agents.base.agent_action` for an agent).
+        """An opponent's decision (:func:`uno_mk_env.agent.agent_action` for an agent).
 
         Raises:
             IllegalActionError: the opponent chose an illegal action (a bug in the opponent).
         """
-        from .agents.base import AgentError, agent_action
+        from .agent import AgentError, agent_action
 
+        game = self._game
+        assert game is not None  # reset() made it
         if getattr(policy, "act", None) is None:  # a plain callable (observation, mask)
-            view = self._game.view(seat)
+            view = game.view(seat)
             action = policy(encode(view), action_mask(legal))
             if action not in legal:
                 raise IllegalActionError(f"opponent {policy!r} at seat {seat} returned an "
                                          f"illegal action {action!r} (legal: {list(legal)})")
             return int(action)
         try:
-            return agent_action(policy, self._game, f"opponent {policy!r}")  # type: ignore[arg-type]
+            return agent_action(policy, game, f"opponent {policy!r}")
         except AgentError as e:
             if e.__cause__ is None:  # an illegal choice, not an exception of the opponent's
                 raise IllegalActionError(str(e)) from None
