@@ -1,0 +1,685 @@
+"""A lean PPO for UNO Mario Kart in one process, CleanRL style, on the batched vector env.
+
+::
+
+    python -m uno_mk_env.training.ppo_fast --num-players 2 --total-timesteps 2000000 --seed 1
+    python -m uno_mk_env.training.ppo_fast --help          # every argument, documented
+
+``--n-envs`` tables (:class:`uno_mk_env.vector.UnoMarioKartVectorEnv`, built by
+:func:`uno_mk_env.training.vector_envs.make_vector_training_env`) are stepped together: one
+torch forward pass decides every learner seat, one numpy forward pass every table waiting on
+the same self-play snapshot, and the rule-based opponents play table by table. The tables are
+split over ``--env-workers`` processes (:class:`uno_mk_env.training.vector_envs.
+ProcessVectorEnv`) that step at the same time while the learner waits; the trajectories do not
+depend on the split. The update is
+PPO with a masked categorical policy (illegal logits set to -1e8, as sb3-contrib's
+``MaskablePPO``), clipped objective, GAE, normalised advantages and a separate value network;
+the tables' opponents are the sb3 backend's (``--opponents`` weighted by
+``--opponent-weights``, and with ``--self-play-prob`` a snapshot of the learner, taken every
+``--snapshot-every`` steps when the latest evaluation did not drop).
+
+**Reproducible**: the same command on the same commit gives the same weights (one process,
+``--torch-threads 1``, numpy's BLAS limited to one thread, every random stream derived from
+``--seed``); training stops at ``--total-timesteps`` rounded up to whole rollouts
+(``--n-envs`` x ``--n-steps``). ``--max-minutes`` stops training that many minutes after the
+run began, behaviour cloning and evaluations included (then the final evaluation and the
+outputs follow; ``"complete": false``).
+
+Outputs in ``runs/<run_name>/``: ``config.json`` (arguments, command, git commit, versions,
+seeds), ``progress.csv`` (one row per update), ``eval.csv`` and ``curve.png``, ``snapshots/``,
+``checkpoints/policy_<steps>_steps.npz`` every ``--checkpoint-every`` steps (default
+0: none), ``final.npz`` (the policy, :func:`uno_mk_env.agents.ppo.write_policy`, played by
+``ppo:PATH``), ``best.npz`` (best evaluation after the start, as the sb3 backend picks
+``best.zip``), ``final.pt`` (the torch weights and optimizer state, a plain state dict) and
+``summary.json``. ``--save-path X.npz`` also ships the final policy with its JSON provenance
+and curve. ``--resume`` is not supported by this backend.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import math
+import random
+import shutil
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .args import TrainArgs, TrainingError, ints, specs
+
+__all__ = ["Args", "main", "train"]
+
+PROG = "python -m uno_mk_env.training.ppo_fast"
+MASKED_LOGIT = -1e8  # what sb3-contrib's MaskableCategorical writes for illegal actions
+
+
+@dataclass
+class Args(TrainArgs):
+    """The arguments of the fast backend (see the module docstring)."""
+
+    exp_name: str = "ppo_fast"
+    opponent_weights: str = "0.45,0.45,0.1"
+    """comma-separated sampling weights of --opponents (empty: uniform)"""
+    self_play_prob: float = 0.2
+    """probability that an opponent seat plays a frozen snapshot of the learner (once one exists)"""
+    max_snapshots: int = 5
+    """snapshots kept in the self-play league (the oldest is dropped)"""
+    snapshot_deterministic: bool = False
+    """snapshots play their most likely action instead of sampling from their policy"""
+    n_envs: int = 64
+    """tables stepped together (the learner's forward pass is batched over them)"""
+    env_workers: int = 2
+    """processes the tables are split over, stepping at the same time (0: all in the learner's
+    process); the run is the same either way"""
+    n_steps: int = 64
+    """steps per table per rollout (a rollout is --n-envs x --n-steps learner decisions)"""
+    batch_size: int = 1024
+    """minibatch size"""
+    n_epochs: int = 4
+    """epochs over each rollout"""
+    anneal_lr: bool = True
+    """decay the learning rate linearly to 10 % of its value over --total-timesteps"""
+    clip_range: float = 0.2
+    """PPO clipping coefficient"""
+    ent_coef: float = 0.01
+    """entropy bonus coefficient"""
+    vf_coef: float = 0.5
+    """value loss coefficient"""
+    max_grad_norm: float = 0.5
+    """gradient clipping norm"""
+    target_kl: float = 0.0
+    """stop an update's epochs early when the approximate KL exceeds this (0: never)"""
+    eval_every: int = 500_000
+    checkpoint_every: int = 0
+    max_minutes: float = 0.0
+    """stop training this many minutes after the run began, behaviour cloning and evaluations
+    included (then the final evaluation and the outputs); 0: no limit. A run stopped so is
+    marked incomplete ("complete": false)"""
+
+
+# --------------------------------------------------------------------------------- checks
+def check_args(args: Args) -> None:
+    """Refuses arguments this backend cannot run, in one line, before anything is created.
+
+    Raises:
+        TrainingError: naming the option.
+    """
+    from .args import check_agent_specs, check_ranges
+    from .vector_envs import check_vector_args
+
+    check_ranges(args, at_least_one=("n_envs", "n_steps", "batch_size", "n_epochs",
+                                     "total_timesteps", "max_steps", "max_snapshots",
+                                     "eval_games"),
+                 non_negative=("env_workers", "snapshot_every", "eval_every", "bc_steps",
+                               "bc_epochs", "final_eval_games", "max_minutes", "ent_coef",
+                               "vf_coef", "target_kl", "checkpoint_every"),
+                 unit=("self_play_prob", "gamma", "gae_lambda", "bc_smoothing"),
+                 positive=("learning_rate", "clip_range", "max_grad_norm", "bc_lr"))
+    if args.resume:
+        raise TrainingError("--resume: not supported by the fast backend (use the sb3 backend)")
+    if args.activation not in ("tanh", "relu"):
+        raise TrainingError(f"--activation {args.activation!r}: must be tanh or relu")
+    if not 2 <= args.num_players <= 10:
+        raise TrainingError(f"--num-players {args.num_players}: must be 2-10")
+    if not ints(args.net_arch):
+        raise TrainingError(f"--net-arch {args.net_arch!r}: give at least one layer size")
+    if not specs(args.eval_opponents):
+        raise TrainingError("--eval-opponents is empty: give at least one agent spec")
+    check_vector_args(_env_view(args))
+    check_agent_specs(args, ("opponents", "eval_opponents", "bc_teacher"))
+
+
+def _env_view(args: Args) -> Any:
+    """``args`` with the sb3 backend's table fields this backend fixes (one table size, the
+    default rules, no critic state), for the shared env builders."""
+    import types
+
+    return types.SimpleNamespace(**dataclasses.asdict(args), table_sizes="", rule_presets="",
+                                 critic_state=False, place_weight=0.5)
+
+
+def whole_rollouts(args: Args) -> Args:
+    rollout = args.n_envs * args.n_steps
+    total = math.ceil(args.total_timesteps / rollout) * rollout
+    if total != args.total_timesteps:
+        print(f"--total-timesteps {args.total_timesteps} rounded up to {total}: whole rollouts "
+              f"of {args.n_envs} tables x {args.n_steps} steps", flush=True)
+    return dataclasses.replace(args, total_timesteps=total)
+
+
+# --------------------------------------------------------------------------------- network
+def make_agent(args: Args) -> Any:
+    """The actor-critic: the observation times the policy files' input scale, then separate
+    MLPs for the 73 logits and the value (orthogonal init, as stable-baselines3)."""
+    import torch
+    from torch import nn
+
+    from uno_mk_env.agents.ppo import OBS_SCALE
+    from uno_mk_env.observation import OBS_SIZE
+
+    act = {"tanh": nn.Tanh, "relu": nn.ReLU}[args.activation]
+
+    def mlp(out: int, gain: float) -> nn.Sequential:
+        layers: list[nn.Module] = []
+        size = OBS_SIZE
+        for h in ints(args.net_arch):
+            layer = nn.Linear(size, h)
+            nn.init.orthogonal_(layer.weight, math.sqrt(2))
+            nn.init.zeros_(layer.bias)
+            layers += [layer, act()]
+            size = h
+        head = nn.Linear(size, out)
+        nn.init.orthogonal_(head.weight, gain)
+        nn.init.zeros_(head.bias)
+        return nn.Sequential(*layers, head)
+
+    class ActorCritic(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.register_buffer("scale", torch.as_tensor(OBS_SCALE))
+            self.actor = mlp(73, 0.01)
+            self.critic = mlp(1, 1.0)
+
+        def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            x = obs * self.scale  # type: ignore[operator]  # a registered buffer
+            return self.actor(x), self.critic(x).squeeze(-1)
+
+    return ActorCritic()
+
+
+def export(agent: Any, args: Args, path: Path, provenance: dict[str, Any]) -> Path:
+    """Writes the actor as a policy ``.npz`` (read by ``ppo:PATH`` without unpickling)."""
+    from torch import nn
+
+    from uno_mk_env.agents.ppo import OBS_SCALE, write_policy
+
+    linears = [m for m in agent.actor if isinstance(m, nn.Linear)]
+    layers = [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy())
+              for m in linears]
+    return write_policy(layers, args.activation, path, scale=OBS_SCALE, provenance=provenance)
+
+
+def masked(logits: Any, masks: Any) -> Any:
+    import torch
+
+    return torch.where(masks, logits, torch.full_like(logits, MASKED_LOGIT))
+
+
+# ---------------------------------------------------------------------- behaviour cloning
+def behaviour_cloning(agent: Any, args: Args) -> dict[str, Any]:
+    """Warm start: the actor imitates ``--bc-teacher`` (masked cross-entropy with label
+    smoothing over the legal actions), the critic regresses the discounted returns that
+    followed; demonstrations from :func:`uno_mk_env.training.behaviour_cloning.
+    collect_demonstrations`, 5 % of the episodes held out, the critic of the epoch with the
+    lowest held-out error kept (as the sb3 backend does)."""
+    import copy
+
+    import torch
+
+    from uno_mk_env.seeding import derive_seed
+
+    from .behaviour_cloning import collect_demonstrations
+
+    data = collect_demonstrations(_env_view(args))
+    rng = np.random.default_rng(derive_seed(args.seed, 3003))
+    episodes = data.pop("episodes")
+    n_episodes = int(episodes[-1]) + 1
+    held = rng.permutation(n_episodes)[: max(1, n_episodes // 20)]
+    is_held = np.isin(episodes, held)
+    hold, train_idx = np.flatnonzero(is_held), np.flatnonzero(~is_held)
+    t = {k: torch.as_tensor(v) for k, v in data.items()}
+    opt = torch.optim.Adam(agent.parameters(), lr=args.bc_lr)
+    hold_t = torch.as_tensor(hold)
+
+    def holdout_mse() -> float:
+        with torch.no_grad():
+            _, values = agent(t["obs"][hold_t])
+        return float(((values - t["returns"][hold_t]) ** 2).mean())
+
+    best_mse, best_epoch = holdout_mse(), 0
+    best_critic = copy.deepcopy(agent.critic.state_dict())
+    for epoch in range(1, args.bc_epochs + 1):
+        rng.shuffle(train_idx)
+        for i in range(0, len(train_idx), 1024):
+            idx = torch.as_tensor(train_idx[i:i + 1024])
+            obs, masks = t["obs"][idx], t["masks"][idx]
+            logits, values = agent(obs)
+            log_p = torch.log_softmax(masked(logits, masks), dim=1)
+            taught = log_p.gather(1, t["actions"][idx, None]).squeeze(1)
+            spread = (log_p * masks).sum(1) / masks.sum(1)
+            eps = args.bc_smoothing
+            loss = -((1 - eps) * taught + eps * spread).mean() + 0.5 * (
+                (values - t["returns"][idx]) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
+            opt.step()
+        mse = holdout_mse()
+        if mse < best_mse:
+            best_mse, best_epoch = mse, epoch
+            best_critic = copy.deepcopy(agent.critic.state_dict())
+    agent.critic.load_state_dict(best_critic)
+    with torch.no_grad():
+        logits, _ = agent(t["obs"][hold_t])
+        chosen = masked(logits, t["masks"][hold_t]).argmax(1)
+    variance = float(t["returns"][hold_t].var(unbiased=False))
+    return {"samples": len(data["actions"]), "episodes": n_episodes,
+            "holdout_episodes": len(held),
+            "holdout_accuracy": float((chosen == t["actions"][hold_t]).float().mean()),
+            "holdout_value_mse": best_mse,
+            "holdout_value_explained_variance": 1.0 - best_mse / variance if variance else 0.0,
+            "value_epoch": best_epoch}
+
+
+# --------------------------------------------------------------------------------- rollout
+class Rollout:
+    """The storage of one rollout: ``(n_steps, n_envs, ...)`` tensors, and GAE on them."""
+
+    def __init__(self, args: Args) -> None:
+        import torch
+
+        from uno_mk_env.observation import OBS_SIZE
+
+        shape = (args.n_steps, args.n_envs)
+        self.obs = torch.zeros(shape + (OBS_SIZE,))
+        self.masks = torch.zeros(shape + (73,), dtype=torch.bool)
+        self.actions = torch.zeros(shape, dtype=torch.long)
+        self.logprobs = torch.zeros(shape)
+        self.values = torch.zeros(shape)
+        self.rewards = torch.zeros(shape)
+        self.dones = torch.zeros(shape)
+
+    def advantages(self, last_value: Any, gamma: float, lam: float) -> tuple[Any, Any]:
+        """GAE (the episode that ended at step ``t`` is not bootstrapped from the next table
+        state, which is already the next episode's)."""
+        import torch
+
+        adv = torch.zeros_like(self.rewards)
+        last = torch.zeros_like(last_value)
+        steps = len(self.rewards)
+        for t in reversed(range(steps)):
+            next_value = last_value if t == steps - 1 else self.values[t + 1]
+            alive = 1.0 - self.dones[t]
+            delta = self.rewards[t] + gamma * next_value * alive - self.values[t]
+            last = delta + gamma * lam * alive * last
+            adv[t] = last
+        return adv, adv + self.values
+
+
+def collect(agent: Any, venv: Any, state: dict[str, Any], buf: Rollout, args: Args,
+            stats: dict[str, list[float]]) -> None:
+    """One rollout of ``--n-steps`` steps at every table into ``buf``; ``state`` carries the
+    current observations and masks between rollouts."""
+    import torch
+
+    obs, masks = state["obs"], state["masks"]
+    for step in range(args.n_steps):
+        with torch.no_grad():
+            logits, value = agent(obs)
+            logp = torch.log_softmax(masked(logits, masks), dim=1)
+            action = torch.multinomial(logp.exp(), 1).squeeze(1)
+        buf.obs[step], buf.masks[step] = obs, masks
+        buf.actions[step] = action
+        buf.logprobs[step] = logp.gather(1, action[:, None]).squeeze(1)
+        buf.values[step] = value
+        next_obs, reward, term, trunc, info = venv.step(action.numpy())
+        reward = torch.as_tensor(reward, dtype=torch.float32)
+        done = term | trunc
+        if done.any():
+            _bootstrap_truncated(agent, info, term, trunc, reward, args.gamma)
+            ep = info["episode"]
+            for i in np.flatnonzero(done):
+                stats["return"].append(float(ep["r"][i]))
+                stats["length"].append(float(ep["l"][i]))
+                stats["place"].append(float(ep["place"][i]))
+        buf.rewards[step] = reward
+        buf.dones[step] = torch.as_tensor(done, dtype=torch.float32)
+        obs = torch.as_tensor(next_obs)
+        masks = torch.as_tensor(venv.action_masks())
+    state["obs"], state["masks"] = obs, masks
+
+
+def _bootstrap_truncated(agent: Any, info: dict[str, Any], term: np.ndarray,
+                         trunc: np.ndarray, reward: Any, gamma: float) -> None:
+    """A truncated episode's last reward gets ``gamma * V(final observation)`` (as
+    stable-baselines3 does with ``TimeLimit.truncated``)."""
+    import torch
+
+    cut = np.flatnonzero(trunc & ~term)
+    if len(cut) == 0:
+        return
+    final = torch.as_tensor(np.stack([info["final_obs"][i] for i in cut]))
+    with torch.no_grad():
+        _, value = agent(final)
+    reward[torch.as_tensor(cut)] += gamma * value
+
+
+def update(agent: Any, opt: Any, buf: Rollout, adv: Any, returns: Any, args: Args,
+           rng: np.random.Generator) -> dict[str, float]:
+    """``--n-epochs`` epochs of clipped PPO over the rollout in minibatches of
+    ``--batch-size``."""
+    import torch
+
+    n = args.n_steps * args.n_envs
+    b_obs, b_masks = buf.obs.reshape(n, -1), buf.masks.reshape(n, -1)
+    b_actions, b_logp = buf.actions.reshape(n), buf.logprobs.reshape(n)
+    b_adv, b_ret = adv.reshape(n), returns.reshape(n)
+    out: dict[str, list[float]] = {"policy_loss": [], "value_loss": [], "entropy": [],
+                                   "approx_kl": [], "clip_fraction": []}
+    for _ in range(args.n_epochs):
+        order = rng.permutation(n)
+        for start in range(0, n, args.batch_size):
+            idx = torch.as_tensor(order[start:start + args.batch_size])
+            logits, value = agent(b_obs[idx])
+            logp_all = torch.log_softmax(masked(logits, b_masks[idx]), dim=1)
+            logp = logp_all.gather(1, b_actions[idx, None]).squeeze(1)
+            log_ratio = logp - b_logp[idx]
+            ratio = log_ratio.exp()
+            a = b_adv[idx]
+            a = (a - a.mean()) / (a.std() + 1e-8)
+            pg = -torch.min(a * ratio,
+                            a * ratio.clamp(1 - args.clip_range, 1 + args.clip_range)).mean()
+            v_loss = ((value - b_ret[idx]) ** 2).mean()
+            entropy = -(logp_all.exp() * logp_all).sum(1).mean()  # illegal: 0 * -1e8 = 0
+            loss = pg - args.ent_coef * entropy + args.vf_coef * v_loss
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
+            opt.step()
+            with torch.no_grad():
+                kl = float(((ratio - 1) - log_ratio).mean())
+            out["policy_loss"].append(pg.item())
+            out["value_loss"].append(v_loss.item())
+            out["entropy"].append(entropy.item())
+            out["approx_kl"].append(kl)
+            out["clip_fraction"].append(float(((ratio - 1).abs() > args.clip_range)
+                                              .float().mean()))
+        if args.target_kl and out["approx_kl"][-1] > args.target_kl:
+            break
+    var = float(b_ret.var())
+    with torch.no_grad():
+        explained = 1.0 - float((b_ret - buf.values.reshape(n)).var()) / var if var else 0.0
+    return {**{k: float(np.mean(v)) for k, v in out.items()}, "explained_variance": explained}
+
+
+# --------------------------------------------------------------------------------- running
+class Run:
+    """The run directory and its bookkeeping: evaluations (``eval.csv``, ``curve.png``,
+    ``best.npz``), snapshots, ``progress.csv``."""
+
+    def __init__(self, args: Args, run_dir: Path, league: Any, start: float) -> None:
+        self.args = args
+        self.dir = run_dir
+        self.league = league
+        self.start = start
+        self.eval_rows: list[dict[str, Any]] = []
+        self.best: dict[str, Any] | None = None
+        self.latest_score = -1.0
+        self.snapshot_score = -1.0
+        self.n_snapshots = 0
+        self.progress_rows: list[dict[str, Any]] = []
+
+    def policy(self, agent: Any, name: str, steps: int) -> Path:
+        return export(agent, self.args, self.dir / name,
+                      {"run_dir": str(self.dir), "timesteps": steps, "backend": "fast"})
+
+    def evaluate(self, agent: Any, steps: int, games: int, tag: str = "eval") -> list[dict]:
+        """As the sb3 backend's callback: every ``--eval-opponents`` agent, the same deals at
+        every evaluation (``derive_seed(seed, 1000, i, 0)``; the final one ``..., 1)``)."""
+        from uno_mk_env.seeding import derive_seed
+
+        from .curves import eval_line, evaluate, plot_curve, selection_score, write_eval_csv
+
+        a = self.args
+        path = self.policy(agent, "eval_policy.npz", steps)
+        rows = []
+        for i, opponent in enumerate(specs(a.eval_opponents)):
+            r = evaluate(str(path), opponent, a.num_players, games,
+                         seed=derive_seed(a.seed, 1000, i, int(tag == "final_eval")))
+            r.update(timesteps=steps, kind=tag, wall_s=round(time.time() - self.start, 1))
+            del r["result"]
+            rows.append(r)
+        self.eval_rows.extend(rows)
+        write_eval_csv(self.eval_rows, self.dir / "eval.csv")
+        if tag == "final_eval":  # drawing costs seconds: the curve is drawn once, at the end
+            plot_curve(self.eval_rows, a.num_players, self.dir / "curve.png", self.dir.name)
+        print(eval_line(tag, steps, rows, time.time() - self.start), flush=True)
+        self.latest_score = selection_score(rows, specs(a.eval_opponents)[-1])
+        if tag == "eval" and steps > 0 and (self.best is None
+                                            or self.latest_score > self.best["score"]):
+            shutil.copyfile(path, self.dir / "best.npz")
+            self.best = {"timesteps": steps, "score": self.latest_score,
+                         "opponent": specs(a.eval_opponents)[-1], "players": [a.num_players]}
+        return rows
+
+    def snapshot(self, agent: Any, steps: int) -> None:
+        """Adds the current policy to every table's league when its latest evaluation did not
+        drop (the sb3 backend's rule)."""
+        from uno_mk_env.seeding import derive_seed
+
+        if self.args.eval_every > 0 and self.latest_score < self.snapshot_score:
+            return
+        self.snapshot_score = self.latest_score
+        (self.dir / "snapshots").mkdir(exist_ok=True)
+        path = self.policy(agent, f"snapshots/snapshot_{steps}.npz", steps)
+        self.n_snapshots += 1
+        self.league.add(str(path), derive_seed(self.args.seed, 2000, self.n_snapshots))
+
+    def log(self, row: dict[str, Any]) -> None:
+        self.progress_rows.append(row)
+        with (self.dir / "progress.csv").open("w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=list(row))
+            writer.writeheader()
+            writer.writerows(self.progress_rows)
+
+
+def seeds(args: Args) -> dict[str, str]:
+    """How every random stream derives from ``--seed``."""
+    return {
+        "root": str(args.seed),
+        "torch (init, action sampling), minibatch order": "seed",
+        "table i (deals, seat draws)": "np_random(seed + i)",
+        "opponent seat s of table i": "derive_seed(seed, i, s)",
+        "behaviour cloning": "derive_seed(seed, 3000..3003)",
+        "periodic evaluation vs opponent i": "derive_seed(seed, 1000, i, 0)",
+        "final evaluation": "derive_seed(seed, 1000, i, 1)",
+        "snapshot k": "derive_seed(seed, 2000, k)",
+    }
+
+
+def train(args: Args, invocation: str | None = None) -> dict[str, Any]:
+    """Trains, evaluates and saves (see the module docstring); returns the summary
+    (``run_dir``, ``timesteps``, ``complete``, ``train_seconds``, ``steps_per_second``,
+    ``final_eval``, ``best``, ``policy``).
+
+    Raises:
+        TrainingError: a refused request (one line; nothing is created).
+    """
+    check_args(args)
+    args = whole_rollouts(args)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):  # BLAS threads thrash on small batches
+        return _train(args, invocation)
+
+
+def _train(args: Args, invocation: str | None) -> dict[str, Any]:
+    import torch
+
+    from .vector_envs import ProcessVectorEnv, make_vector_training_env
+
+    run_name = f"{args.exp_name}_{args.num_players}p__s{args.seed}__{int(time.time())}"
+    run_dir = Path(args.runs_dir) / run_name
+    run_dir.mkdir(parents=True, exist_ok=True)
+    random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.torch_threads)
+    venv: Any
+    league: Any
+    if args.env_workers > 0:
+        venv = ProcessVectorEnv(_env_view(args), args.n_envs, args.env_workers)
+        league = venv.league
+    else:
+        venv, league = make_vector_training_env(_env_view(args), args.n_envs)
+    try:
+        return _run(args, invocation, run_name, run_dir, venv, league)
+    finally:
+        if args.env_workers > 0:
+            venv.close()
+
+
+def _run(args: Args, invocation: str | None, run_name: str, run_dir: Path, venv: Any,
+         league: Any) -> dict[str, Any]:
+    import torch
+
+    from uno_mk_env.observation import OBS_PIECES
+
+    from .args import command_line, final_eval_games
+    from .provenance import source_commit, versions
+
+    rng = np.random.default_rng(args.seed)
+    agent = make_agent(args)
+    config: dict[str, Any] = {
+        "run_name": run_name, "run_dir": str(run_dir), "backend": "fast",
+        "args": dataclasses.asdict(args), "command": command_line(PROG, args),
+        "invocation": invocation, "git": source_commit(), "versions": versions(),
+        "seeds": seeds(args), "start_timesteps": 0, "resume_sha256": None,
+        "observation_size": int(venv.single_observation_space.shape[0]),
+        "observation_layout": [[p.name, p.size] for p in OBS_PIECES],
+        "policy_kwargs": {"net_arch": {"pi": ints(args.net_arch), "vf": ints(args.net_arch)},
+                          "activation_fn": args.activation,
+                          "features_extractor_class": "ScaledObservationExtractor"},
+    }
+
+    def write_config() -> None:
+        (run_dir / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+
+    write_config()
+    begin = time.time()  # --max-minutes counts behaviour cloning and evaluations too
+    if args.bc_teacher:
+        t0 = time.time()
+        bc = behaviour_cloning(agent, args)
+        bc["seconds"] = round(time.time() - t0, 1)
+        config["behaviour_cloning"] = bc
+        write_config()
+        print(f"behaviour cloning of {args.bc_teacher}: {bc}", flush=True)
+
+    start = time.time()
+    run = Run(args, run_dir, league, start)
+    run.evaluate(agent, 0, args.eval_games)
+    opt = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
+    buf = Rollout(args)
+    obs, _ = venv.reset(seed=args.seed)
+    state = {"obs": torch.as_tensor(obs), "masks": torch.as_tensor(venv.action_masks())}
+    per_rollout = args.n_envs * args.n_steps
+    num_updates = args.total_timesteps // per_rollout
+    steps, timed_out, train_seconds = 0, False, 0.0
+    next_eval = args.eval_every or math.inf
+    next_snapshot = args.snapshot_every or math.inf
+    next_checkpoint = args.checkpoint_every or math.inf
+    stats: dict[str, list[float]] = {"return": [], "length": [], "place": []}
+    for i in range(num_updates):
+        t0 = time.time()
+        if args.anneal_lr:
+            opt.param_groups[0]["lr"] = args.learning_rate * (0.1 + 0.9 * (1 - i / num_updates))
+        collect(agent, venv, state, buf, args, stats)
+        with torch.no_grad():
+            _, last_value = agent(state["obs"])
+        adv, returns = buf.advantages(last_value, args.gamma, args.gae_lambda)
+        losses = update(agent, opt, buf, adv, returns, args, rng)
+        steps += per_rollout
+        train_seconds += time.time() - t0
+        run.log({"timesteps": steps, "seconds": round(time.time() - start, 2),
+                 "steps_per_second": round(steps / max(train_seconds, 1e-9), 1),
+                 "episodes": len(stats["return"]),
+                 "ep_return_mean": float(np.mean(stats["return"][-200:] or [0.0])),
+                 "ep_place_mean": float(np.mean(stats["place"][-200:] or [0.0])),
+                 "lr": opt.param_groups[0]["lr"], **losses})
+        if args.progress:
+            print(f"{steps:,} steps, {steps / max(train_seconds, 1e-9):,.0f} steps/s, return "
+                  f"{run.progress_rows[-1]['ep_return_mean']:+.3f}", flush=True)
+        if steps >= next_eval and steps < args.total_timesteps:
+            next_eval += args.eval_every
+            run.evaluate(agent, steps, args.eval_games)
+        if steps >= next_checkpoint:
+            next_checkpoint += args.checkpoint_every
+            (run_dir / "checkpoints").mkdir(exist_ok=True)
+            run.policy(agent, f"checkpoints/policy_{steps}_steps.npz", steps)
+        if steps >= next_snapshot:
+            next_snapshot += args.snapshot_every
+            run.snapshot(agent, steps)
+        if args.max_minutes > 0 and time.time() - begin > 60 * args.max_minutes:
+            timed_out = i < num_updates - 1
+            break
+    complete = steps == args.total_timesteps and not timed_out
+    final_path = run.policy(agent, "final.npz", steps)
+    torch.save({"model": agent.state_dict(), "optimizer": opt.state_dict(), "timesteps": steps},
+               run_dir / "final.pt")
+    final = run.evaluate(agent, steps, final_eval_games(args), tag="final_eval")
+    from .curves import EVAL_COLUMNS
+
+    summary: dict[str, Any] = {
+        "run_dir": str(run_dir), "timesteps": steps, "complete": complete,
+        "stopped_by": "max_minutes" if timed_out else "total_timesteps",
+        "train_seconds": round(train_seconds, 1),
+        "steps_per_second": round(steps / max(train_seconds, 1e-9), 1),
+        "final_eval": [{k: r[k] for k in EVAL_COLUMNS if k in r} for r in final],
+        "best": run.best,
+        "explained_variance": run.progress_rows[-1]["explained_variance"]
+        if run.progress_rows else None,
+        "policy": str(final_path),
+    }
+    if args.save_path:
+        summary["policy"] = str(ship(args, final_path, config, run, summary, complete))
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def ship(args: Args, final_path: Path, config: dict[str, Any], run: Run,
+         summary: dict[str, Any], complete: bool) -> Path:
+    """``--save-path``: the policy ``.npz``, its JSON provenance and its curve (CSV, PNG)."""
+    from .curves import plot_curve, write_eval_csv
+
+    target = Path(args.save_path)
+    target = target if target.suffix == ".npz" else target.with_name(target.name + ".npz")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(final_path, target)
+    stem = target.with_suffix("")
+    info = {"numpy_policy": target.name, "timesteps": summary["timesteps"], **config,
+            "complete": complete, "summary": summary,
+            "selection": {"method": "the final model of the run"}}
+    stem.with_suffix(".json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    write_eval_csv(run.eval_rows, stem.parent / f"{stem.name}_curve.csv")
+    plot_curve(run.eval_rows, args.num_players, stem.parent / f"{stem.name}_curve.png",
+               f"{target.name}: {args.num_players} players, seed {args.seed}")
+    return target
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m uno_mk_env.training.ppo_fast``: 0 when trained, 2 with a one-line error when
+    the request is refused."""
+    from uno_mk_env.evaluation.tournament import OutputPathError
+
+    from .args import parse
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parse(Args, argv, PROG, "Train a PPO agent fast, on the batched vector env (see "
+                 "the module docstring).")
+    try:
+        summary = train(args, invocation=" ".join([PROG, *argv]))
+    except (TrainingError, OutputPathError) as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,303 @@
+"""The training tables as one batched vector env (:class:`uno_mk_env.vector.
+UnoMarioKartVectorEnv`), and its adapter for stable-baselines3.
+
+:func:`make_vector_training_env` builds what :func:`uno_mk_env.training.envs.make_training_env`
+builds for one env, for ``num_envs`` tables in one process: per table and opponent seat an
+:class:`BatchedOpponentPool` drawing, every episode, one of ``--opponents`` or (with
+``--self-play-prob``) a snapshot of the learner. A snapshot file is read once
+(:class:`VectorLeague`); every table plays its own copy of the agent (its own random stream)
+sharing the one numpy actor, so the vector env decides all tables waiting on a snapshot in one
+forward pass.
+
+:class:`SB3VectorEnv` presents the vector env as stable-baselines3's ``VecEnv`` (with
+``env_method("action_masks")`` for sb3-contrib's ``MaskablePPO`` and
+``env_method("add_snapshot", path, seed)`` for the self-play callback).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from uno_mk_env.actions import NUM_ACTIONS
+from uno_mk_env.rules import PRESETS
+from uno_mk_env.seeding import derive_seed
+from uno_mk_env.vector import UnoMarioKartVectorEnv
+
+from .opponents import OpponentPool
+
+__all__ = ["BatchedOpponentPool", "ProcessVectorEnv", "SB3VectorEnv", "VectorLeague",
+           "make_vector_training_env"]
+
+
+class BatchedOpponentPool(OpponentPool):
+    """An :class:`~uno_mk_env.training.opponents.OpponentPool` that lets the vector env batch
+    its decisions when the agent it plays this episode does
+    (:class:`uno_mk_env.vector.BatchedAgent`)."""
+
+    def batched_policy(self) -> Any:
+        method = getattr(self.current, "batched_policy", None)
+        return None if method is None else method()
+
+    def choose(self, logits: np.ndarray, action_mask: np.ndarray) -> int:
+        return int(self.current.choose(logits, action_mask))  # type: ignore[attr-defined]
+
+
+class VectorLeague:
+    """The self-play league of every table: one list of snapshot agents per table (the
+    ``snapshots`` of its pools), each snapshot read once and copied per table (the copies
+    share its actor, each keeps its own generator), the newest ``max_snapshots`` kept."""
+
+    def __init__(self, num_envs: int, max_snapshots: int = 5,
+                 deterministic: bool = False) -> None:
+        self.tables: list[list[Any]] = [[] for _ in range(num_envs)]
+        self.max_snapshots = max_snapshots
+        self.deterministic = deterministic
+
+    def add(self, path: str, seed: int) -> int:
+        """Adds the policy file ``path`` (``.zip`` or ``.npz``) to every table's league;
+        returns the league's size."""
+        from uno_mk_env.agents.ppo import PPOAgent
+
+        agent = PPOAgent(path, seed=seed, deterministic=self.deterministic)
+        for league in self.tables:
+            league.append(copy.copy(agent))
+            del league[:-self.max_snapshots]
+        return len(self.tables[0])
+
+
+def check_vector_args(args: Any) -> None:
+    """Refuses training arguments the vector env does not implement yet (one line).
+
+    Raises:
+        TrainingError: several table sizes, another rules preset, a place reward or the
+            asymmetric critic's state.
+    """
+    from .args import TrainingError
+
+    unsupported = [(args.table_sizes not in ("", str(args.num_players)), "--table-sizes"),
+                   (args.rule_presets not in ("", "default"), "--rule-presets"),
+                   (args.reward not in ("win", "points"), f"--reward {args.reward}"),
+                   (bool(args.critic_state), "--critic-state")]
+    named = [name for bad, name in unsupported if bad]
+    if named:
+        raise TrainingError(f"{', '.join(named)}: not supported by the vector env yet (one "
+                            "table size, the default rules, reward win or points, no critic "
+                            "state); use the sb3 backend")
+
+
+def make_vector_training_env(args: Any, num_envs: int, first: int = 0
+                             ) -> tuple[UnoMarioKartVectorEnv, VectorLeague]:
+    """``num_envs`` training tables of ``args`` (:class:`uno_mk_env.training.train_ppo.Args`
+    fields: ``num_players``, ``opponents``, ``opponent_weights``, ``self_play_prob``,
+    ``max_snapshots``, ``snapshot_deterministic``, ``reward``, ``max_steps``, ``seed``) and
+    their league. Table ``i``'s seat ``s`` pool is seeded ``derive_seed(seed, first + i, s)``
+    (the pools of env rank ``i`` in the sb3 backend; ``first``: the index of the first table
+    when the tables are split over processes).
+
+    Raises:
+        TrainingError: see :func:`check_vector_args`.
+    """
+    from .args import specs
+
+    check_vector_args(args)
+    opponents = specs(args.opponents)
+    weights = [float(x) for x in args.opponent_weights.split(",") if x.strip()]
+    league = VectorLeague(num_envs, args.max_snapshots, args.snapshot_deterministic)
+    n = args.num_players
+
+    def pools(i: int) -> list[BatchedOpponentPool]:
+        return [BatchedOpponentPool(opponents, weights, args.self_play_prob, league.tables[i],
+                                    derive_seed(args.seed, first + i, seat))
+                for seat in range(n - 1)]
+
+    venv = UnoMarioKartVectorEnv(num_envs, n, opponents=pools, reward=args.reward,
+                                 max_steps=args.max_steps, **PRESETS["default"])
+    return venv, league
+
+
+def _vec_env_base() -> type:
+    from stable_baselines3.common.vec_env import VecEnv
+
+    return VecEnv
+
+
+class SB3VectorEnv(_vec_env_base()):  # type: ignore[misc]
+    """stable-baselines3's ``VecEnv`` over an :class:`~uno_mk_env.vector.UnoMarioKartVectorEnv`
+    (in one process): ``reset()`` seeds table ``i`` with ``seed + i`` after ``seed(seed)``;
+    ``step_wait`` gives SB3's ``dones`` and per-env infos (``terminal_observation``,
+    ``TimeLimit.truncated``, and Monitor's ``episode`` ``{"r", "l"}`` at an episode's end);
+    ``env_method("action_masks")`` the masks for ``MaskablePPO`` and ``env_method(
+    "add_snapshot", path, seed)`` adds a snapshot to ``league`` (if given)."""
+
+    def __init__(self, venv: UnoMarioKartVectorEnv, league: VectorLeague | None = None) -> None:
+        super().__init__(venv.num_envs, venv.single_observation_space,
+                         venv.single_action_space)
+        self.venv = venv
+        self.league = league
+        self._actions: np.ndarray | None = None
+
+    def reset(self) -> np.ndarray:
+        seed = self._seeds[0] if self._seeds and self._seeds[0] is not None else None
+        obs, _ = self.venv.reset(seed=seed)
+        self._reset_seeds()
+        return obs
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions).astype(np.int64).reshape(self.num_envs)
+
+    def step_wait(self) -> Any:
+        obs, rewards, terms, truncs, info = self.venv.step(self._actions)
+        dones = terms | truncs
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        for i in np.flatnonzero(dones):
+            infos[i] = {"terminal_observation": info["final_obs"][i],
+                        "TimeLimit.truncated": bool(truncs[i] and not terms[i]),
+                        "episode": {"r": float(info["episode"]["r"][i]),
+                                    "l": int(info["episode"]["l"][i])}}
+        return obs, rewards.astype(np.float32), dones, infos
+
+    def close(self) -> None:
+        pass
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        return [getattr(self.venv, attr_name)] * len(self._indices(indices))
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        setattr(self.venv, attr_name, value)
+
+    def env_method(self, method_name: str, *method_args: Any, indices: Any = None,
+                   **method_kwargs: Any) -> list[Any]:
+        idx = self._indices(indices)
+        if method_name == "action_masks":
+            masks = self.venv.action_masks()
+            return [masks[i] for i in idx]
+        if method_name == "add_snapshot" and self.league is not None:
+            size = self.league.add(*method_args, **method_kwargs)
+            return [size] * len(idx)
+        raise AttributeError(f"SB3VectorEnv.env_method: no method {method_name!r} (only "
+                             "action_masks and add_snapshot)")
+
+    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        return [False] * len(self._indices(indices))
+
+    def _indices(self, indices: Any) -> Sequence[int]:
+        if indices is None:
+            return range(self.num_envs)
+        return [indices] if isinstance(indices, int) else list(indices)
+
+
+# ------------------------------------------------------------------- tables over processes
+def _worker(conn: Any, args: dict[str, Any], first: int, count: int) -> None:
+    """A worker process: tables ``first … first + count - 1`` of the training env; answers
+    ``reset``, ``step``, ``add`` (a snapshot) and ``close`` on ``conn``."""
+    import types
+
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
+    venv, league = make_vector_training_env(types.SimpleNamespace(**args), count, first)
+    while True:
+        command, payload = conn.recv()
+        if command == "reset":
+            obs, _ = venv.reset(seed=None if payload is None else
+                                [payload + first + j for j in range(count)])
+            conn.send((obs, venv.action_masks()))
+        elif command == "step":
+            obs, rewards, terms, truncs, info = venv.step(payload)
+            done = np.flatnonzero(terms | truncs)
+            ended = {int(j): (info["final_obs"][j], float(info["episode"]["r"][j]),
+                              int(info["episode"]["l"][j]), int(info["episode"]["place"][j]))
+                     for j in done}
+            conn.send((obs, venv.action_masks(), rewards, terms, truncs, ended))
+        elif command == "add":
+            conn.send(league.add(*payload))
+        else:
+            conn.close()
+            return
+
+
+class ProcessVectorEnv:
+    """The training tables of :func:`make_vector_training_env` split over ``workers``
+    processes that step at the same time (each one a vector env of its share of the tables,
+    the opponents' batched forward passes included); the same trajectories, table for table,
+    as one vector env of all the tables in this process (a table's seeds depend on its index,
+    not on the process it runs in). ``reset``/``step``/``action_masks`` as
+    :class:`~uno_mk_env.vector.UnoMarioKartVectorEnv` (infos: ``final_obs`` and ``episode``
+    with their masks); ``league.add(path, seed)`` reaches every worker."""
+
+    def __init__(self, args: Any, num_envs: int, workers: int) -> None:
+        import multiprocessing
+
+        check_vector_args(args)
+        ctx = multiprocessing.get_context("spawn")
+        self.num_envs = num_envs
+        bounds = np.linspace(0, num_envs, workers + 1).astype(int)
+        self._slices = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+        fields = {k: v for k, v in vars(args).items() if not k.startswith("_")}
+        self._conns = []
+        self._procs = []
+        for sl in self._slices:
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=_worker, args=(child, fields, sl.start, sl.stop - sl.start),
+                               daemon=True)
+            proc.start()
+            child.close()
+            self._conns.append(parent)
+            self._procs.append(proc)
+        probe = UnoMarioKartVectorEnv(1, args.num_players)
+        self.single_observation_space = probe.single_observation_space
+        self.single_action_space = probe.single_action_space
+        self._masks = np.zeros((num_envs, NUM_ACTIONS), dtype=np.bool_)
+        self.league = self  # league.add(path, seed), as VectorLeague
+
+    def add(self, path: str, seed: int) -> int:
+        for conn in self._conns:
+            conn.send(("add", (path, seed)))
+        return [conn.recv() for conn in self._conns][0]
+
+    def action_masks(self) -> np.ndarray:
+        return self._masks.copy()
+
+    def reset(self, *, seed: int | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        for conn in self._conns:
+            conn.send(("reset", seed))
+        parts = [conn.recv() for conn in self._conns]
+        self._masks = np.concatenate([m for _, m in parts])
+        return np.concatenate([o for o, _ in parts]), {}
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                 np.ndarray, dict[str, Any]]:
+        actions = np.asarray(actions)
+        for conn, sl in zip(self._conns, self._slices):
+            conn.send(("step", actions[sl]))
+        parts = [conn.recv() for conn in self._conns]
+        obs = np.concatenate([p[0] for p in parts])
+        self._masks = np.concatenate([p[1] for p in parts])
+        rewards, terms, truncs = (np.concatenate([p[k] for p in parts]) for k in (2, 3, 4))
+        info: dict[str, Any] = {}
+        done = terms | truncs
+        if done.any():
+            final_obs = np.full(self.num_envs, None, dtype=object)
+            episode = {"r": np.zeros(self.num_envs), "l": np.zeros(self.num_envs, np.int64),
+                       "place": np.zeros(self.num_envs, np.int64)}
+            for part, sl in zip(parts, self._slices):
+                for j, (fo, r, length, place) in part[5].items():
+                    i = sl.start + j
+                    final_obs[i] = fo
+                    episode["r"][i], episode["l"][i], episode["place"][i] = r, length, place
+            info = {"final_obs": final_obs, "_final_obs": done, "episode": episode,
+                    "_episode": done.copy()}
+        return obs, rewards, terms, truncs, info
+
+    def close(self) -> None:
+        for conn, proc in zip(self._conns, self._procs):
+            try:
+                conn.send(("close", None))
+            except (BrokenPipeError, OSError):
+                pass
+            proc.join(timeout=5)
+        self._conns, self._procs = [], []
