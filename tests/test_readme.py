@@ -251,6 +251,19 @@ assert g.game_over and g.winner is not None
 assert Args.__module__ == "uno_mk_env.training.train_ppo" and callable(train)
 assert make_agent.__module__ == "uno_mk_env.agents.base" and callable(run_tournament)
 """,
+    # OpenSpiel (docs/openspiel.md): a whole random game; the returns are the env's win reward.
+    '"preset": "strict", "seed": 7': """
+assert state.is_terminal() and len(obs) == 437
+assert abs(sum(state.returns())) < 1e-9 and max(state.returns()) in (0.0, 1.0)
+""",
+    # OpenSpiel's IS-MCTS plays a whole game through evaluate_bots (zero-sum returns).
+    "evaluate_bots.evaluate_bots(": """
+assert len(returns) == 2 and abs(sum(returns)) < 1e-9
+""",
+    # OpenSpiel's random-simulation test ran at every player count listed (none raised).
+    "pyspiel.random_sim_test(": """
+assert game.num_players() == 10
+""",
     # A hand-written position: read as written; draw_pile[0] is drawn first, discard_pile[-1]
     # is the top card.
     "Game.from_dict(": """
