@@ -10,7 +10,7 @@ shows it pays, and each has a test that compares it with the plain form:
 * ``mask cache``: the env's read-only ``int8`` masks shared by legal-id tuple vs building one per
   step (``tests/test_env.py``, ``tests/test_engine_oracles.py``);
 * ``encode``: the observation encoder (one ``b"".join`` of byte pieces) vs the plain reference
-  encoder of ``tests/test_observation.py``.
+  encoder (``tests/test_observation.py`` compares them).
 
 Inputs are recorded from real random games so the mix of hands and phases is realistic.
 
@@ -20,34 +20,15 @@ Inputs are recorded from real random games so the mix of hands and phases is rea
 from __future__ import annotations
 
 import argparse
-import sys
 import timeit
-from pathlib import Path
 
 import numpy as np
 
+from benchmarks.references import plain_held_mask, plain_play_ids, reference_encode
 from uno_mk_env import Game, Rules
 from uno_mk_env import actions as A
 from uno_mk_env.legality import UNO_KEY, held_mask, play_phase_ids
 from uno_mk_env.observation import action_mask, encode
-
-
-def _plain_play_ids(key: int) -> tuple[int, ...]:
-    uno = key & UNO_KEY
-    key &= UNO_KEY - 1
-    ids = []
-    while key:
-        low = key & -key
-        ids.append(low.bit_length() - 1)
-        key ^= low
-    ids.append(A.DRAW)
-    if uno:
-        ids.append(A.CALL_UNO)
-    return tuple(ids)
-
-
-def _plain_held_mask(counts: bytes) -> int:
-    return sum(1 << k for k, c in enumerate(counts) if c)
 
 
 def _record(decisions: int, seed: int) -> tuple[list[int], list[bytes], list[tuple], list]:
@@ -77,9 +58,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args(argv)
     keys, hands, legals, views = _record(args.decisions, seed=1)
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-    from test_observation import reference_encode  # the plain encoder the tests trust
-
     cache: dict[tuple[int, ...], np.ndarray] = {}
 
     def cached_mask(legal: tuple[int, ...]) -> np.ndarray:
@@ -90,9 +68,9 @@ def main(argv: list[str] | None = None) -> int:
 
     pairs = {
         "play ids": (lambda: [play_phase_ids(k) for k in keys],
-                     lambda: [_plain_play_ids(k) for k in keys], len(keys)),
+                     lambda: [plain_play_ids(k) for k in keys], len(keys)),
         "held mask": (lambda: [held_mask(h) for h in hands],
-                      lambda: [_plain_held_mask(h) for h in hands], len(hands)),
+                      lambda: [plain_held_mask(h) for h in hands], len(hands)),
         "mask cache": (lambda: [cached_mask(x) for x in legals],
                        lambda: [action_mask(x) for x in legals], len(legals)),
         "encode": (lambda: [encode(v) for v in views[:2000]],

@@ -1,5 +1,5 @@
-"""The ``ismcts`` agent's win rate against ``strategic`` as a function of its budget (the README's
-IS-MCTS curve, docs/evaluation.md).
+"""The ``ismcts`` agent's win rate against ``strategic`` as a function of its budget (the
+IS-MCTS curve of docs/results.md, docs/evaluation.md).
 
 Each point is a line of the standard evaluation protocol (``uno_mk_env.evaluation.protocol``:
 the protocol's deals for that player count, duplicate deals with seat rotation, one ``ismcts``

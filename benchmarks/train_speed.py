@@ -58,6 +58,11 @@ from pathlib import Path
 from typing import Any
 
 SNAPSHOT = "models/ppo_2p.npz"
+#: The fast contenders as measured (the 0.6.4 default's opponent pool, 64 x 64-step rollouts),
+#: pinned: ``uno-mk train``'s fast defaults are the ten-minute recipe (strategic only, no
+#: self-play, 128-step rollouts), docs/training.md.
+FAST_AS_MEASURED = dict(opponents="strategic,greedy,random", opponent_weights="0.45,0.45,0.1",
+                        self_play_prob=0.2, n_steps=64, ent_coef=0.01, bc_teacher="")
 
 
 def cpu_seconds(pids: list[int]) -> float:
@@ -118,7 +123,7 @@ def sb3_vector(steps: int, seed: int) -> tuple[float, float]:
     torch.manual_seed(seed)
     torch.set_num_threads(1)
     torch.distributions.Distribution.set_default_validate_args(False)
-    fast = dataclasses.replace(FastArgs(), seed=seed)
+    fast = dataclasses.replace(FastArgs(), seed=seed, **FAST_AS_MEASURED)
     vector, league = make_vector_training_env(_env_view(fast), args.n_envs)
     venv = SB3VectorEnv(vector, league)
     venv.seed(seed)
@@ -138,7 +143,7 @@ def fast(steps: int, seed: int, workers: int = 2) -> tuple[float, float]:
     from uno_mk_env.training import ppo_fast as F
     from uno_mk_env.training.vector_envs import ProcessVectorEnv, make_vector_training_env
 
-    args = dataclasses.replace(F.Args(), seed=seed, env_workers=workers)
+    args = dataclasses.replace(F.Args(), seed=seed, env_workers=workers, **FAST_AS_MEASURED)
     torch.manual_seed(seed)
     torch.set_num_threads(1)
     pids: list[int] = []

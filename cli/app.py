@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -151,7 +152,9 @@ def _sigterm_raises() -> Iterator[None]:
 def _run(module: ModuleType, args: argparse.Namespace, prog: str, out: TextIO,
          err: TextIO) -> int:
     try:
-        return module.run(args, out)
+        code = module.run(args, out)
+        out.flush()  # inside the try: a closed pipe shows here, not at the interpreter's exit
+        return code
     except Terminated as e:
         print(f"{prog}: terminated", file=err)
         return e.exit_code
@@ -162,6 +165,10 @@ def _run(module: ModuleType, args: argparse.Namespace, prog: str, out: TextIO,
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=err)
         return 130
+    except BrokenPipeError:  # the reader went away ('uno-mk agents | head'): stop quietly
+        if out is sys.stdout:  # what is still buffered must not fail again at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, as a shell reports a command a closed pipe ended
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The standard evaluation protocol behind ``uno-mk evaluate AGENT`` and the README's tables: a
+"""The standard evaluation protocol behind ``uno-mk evaluate AGENT`` and the results tables: a
 fixed, published set of deals per player count, duplicate deals with seat rotation, a fixed
 suite of opponents, and a "benchmark card" (JSON + Markdown) that a paper can quote.
 

@@ -36,8 +36,7 @@ THIS = Path(__file__).resolve().relative_to(ROOT).as_posix()
 #: The blocks each documentation page is built around (README's: tests/test_readme.py).
 PAGE_BLOCKS = {
     "rules.md": {"options", "presets"},
-    "api.md": {"cards", "actions", "phases", "view_fields", "state_keys", "events",
-               "observation", "state"},
+    "api.md": {"cards", "phases", "view_fields", "state_keys", "events", "state"},
     "environment.md": {"env_summary", "env_arguments", "observation", "actions", "env_versions"},
 }
 
@@ -345,18 +344,7 @@ def markdown_pages() -> dict[str, str]:
     return {p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8") for p in pages}
 
 
-#: Generated tables still on two pages, waiting for their owners: xfail(strict), so the marker
-#: must go as soon as the table has one home (then this test passes for it and XPASS fails).
-ON_TWO_PAGES: dict[str, str] = {
-    "actions": "docs/api.md and docs/environment.md (the env page keeps it)",
-    "observation": "docs/api.md and docs/environment.md (the env page keeps it)",
-}
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=ON_TWO_PAGES[n]))
-    if n in ON_TWO_PAGES else n for n in docs.GENERATORS
-])
+@pytest.mark.parametrize("name", list(docs.GENERATORS))
 def test_each_generated_table_is_generated_into_exactly_one_page(name: str) -> None:
     pages = [rel for rel, text in markdown_pages().items() if name in docs.block_names(text)]
     assert len(pages) == 1, (name, pages)

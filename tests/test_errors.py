@@ -117,12 +117,12 @@ def test_each_keeps_its_standard_base(name: str, standard: type) -> None:
 
 def test_the_command_line_catches_the_one_type() -> None:
     """``cli/app.py``'s ``_run`` has one ``except`` for the project's errors (besides SIGTERM's
-    ``Terminated`` and Ctrl-C)."""
+    ``Terminated``, Ctrl-C and a reader closing the pipe)."""
     tree = ast.parse((REPO / "cli" / "app.py").read_text(encoding="utf-8"))
     run = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "_run")
     caught = {ast.unparse(h.type) for n in ast.walk(run) if isinstance(n, ast.Try)
               for h in n.handlers}
-    assert caught == {"UnoMkError", "Terminated", "KeyboardInterrupt"}
+    assert caught == {"UnoMkError", "Terminated", "KeyboardInterrupt", "BrokenPipeError"}
 
 
 def _raise(error: BaseException) -> types.ModuleType:

@@ -10,8 +10,8 @@
 
 **Embedded or on a cluster.** Without ``--address`` (and without ``RAY_ADDRESS`` in the
 environment) a local Ray starts on this machine (``ray.init()``) with all its cores;
-``--address HOST:PORT`` joins a running cluster (started with ``ray start --head``, see the
-README, "Running on a cluster"). ``--num-env-runners`` (default: the cluster's CPUs minus one
+``--address HOST:PORT`` joins a running cluster (started with ``ray start --head``, see
+docs/rllib.md, "Running on a cluster"). ``--num-env-runners`` (default: the cluster's CPUs minus one
 for the learner), ``--envs-per-runner`` and ``--num-learners`` scale sampling and learning.
 The driver (this process) holds the learner when ``--num-learners 0`` (the default), runs the
 evaluations and writes every output; env runners only sample.

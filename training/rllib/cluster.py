@@ -81,8 +81,8 @@ def check_reachable(address: str, source: str = "--address", timeout: float = 10
     except OSError as e:
         raise TrainingError(
             f"{source} {address!r}: nothing accepts connections there ({e.strerror or e}); "
-            f"start the cluster's head with 'ray start --head --port {port}' (see the README, "
-            "Running on a cluster)") from None
+            f"start the cluster's head with 'ray start --head --port {port}' (see "
+            "docs/rllib.md, Running on a cluster)") from None
 
 
 def resolve_env_runners(args: Args, cpus: int) -> int:
