@@ -39,6 +39,7 @@ import pyspiel  # noqa: E402
 from open_spiel.python.algorithms import evaluate_bots, ismcts, mcts  # noqa: E402
 
 from uno_mk_env import PRESETS, Game, Rules, RulesError  # noqa: E402
+from uno_mk_env import actions as A  # noqa: E402
 from uno_mk_env import openspiel as uos  # noqa: E402
 from uno_mk_env.agents import AgentSpecError, RandomAgent, agent_action  # noqa: E402
 from uno_mk_env.agents.base import build_agent  # noqa: E402
@@ -84,7 +85,7 @@ def test_game_type_and_sizes() -> None:
         assert game.information_state_tensor_size() == OBS_SIZE
         assert (game.min_utility(), game.max_utility(), game.utility_sum()) == (
             -1.0 / (n - 1), 1.0, 0.0)
-        assert game.max_game_length() == uos.DEFAULT_MAX_GAME_LENGTH
+        assert game.max_game_length() == 2 * uos.DEFAULT_MAX_GAME_LENGTH + 1  # KEEPs uncounted
 
 
 def test_parameters_are_rule_options_and_presets() -> None:
@@ -353,3 +354,16 @@ def test_the_engine_and_the_agents_package_do_not_import_pyspiel() -> None:
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
+
+
+def test_the_length_cap_counts_public_decisions_only() -> None:
+    """Issue 24 item 1: a game is cut after ``max_game_length`` public decisions (a KEEP, hidden
+    from the other seats, is not counted) and never inside a drawn card's decision."""
+    game = _load(2, max_game_length=3, seed=0)
+    state = game.new_initial_state()
+    while not state.is_terminal():
+        legal = state.legal_actions()
+        state.apply_action(next(a for a in (A.KEEP, A.DRAW) if a in legal))
+    g = state.engine
+    assert g.num_keeps >= 1  # the seed deals a playable draw: the case this test is about
+    assert g.public_steps == 3 and g.phase != A.PLAY_DRAWN and not g.game_over

@@ -9,8 +9,9 @@ Parameters
     ``players`` (2–10, default 2), ``preset`` (a name of :data:`uno_mk_env.PRESETS`, default
     ``"default"``), every other rule option of :class:`~uno_mk_env.Rules` by its name, ``seed``
     (default 0: the deals of the states a game makes, see below) and ``max_game_length``
-    (default 5000 decisions, the tournaments' cap; a game cut there ends with every return 0,
-    as an env episode truncated without a winner). pyspiel hands a Python game every
+    (default 5000 public decisions, the tournaments' cap: a hidden KEEP is not counted, so
+    pyspiel's ``max_game_length()`` is twice that plus one; a game cut there ends with every
+    return 0, as an env episode truncated without a winner). pyspiel hands a Python game every
     parameter, given or not, so a rule option overrides the preset only when its value differs
     from the option's default: a preset's option cannot be set back to its default here (leave
     ``preset`` out and list the options instead).
@@ -240,7 +241,8 @@ class UnoMarioKartGame(pyspiel.Game):
             min_utility=loss_reward(n),
             max_utility=1.0,
             utility_sum=0.0,
-            max_game_length=max_length,
+            # the cap counts public decisions; each may be a draw followed by a hidden KEEP
+            max_game_length=2 * max_length + 1,
         )
         super().__init__(_GAME_TYPE, info, params)
         self.max_length = max_length
@@ -299,7 +301,9 @@ class UnoMarioKartState(pyspiel.State):
 
     def is_terminal(self) -> bool:
         g = self.engine
-        return g.game_over or g.num_steps >= self.max_length
+        # The cap counts public decisions (a KEEP is hidden from the other seats) and never falls
+        # inside a drawn card's decision, so where a game is cut tells no seat a hidden choice.
+        return g.game_over or (g.public_steps >= self.max_length and g.phase != A.PLAY_DRAWN)
 
     def returns(self) -> list[float]:
         """:func:`engine_returns` of the engine game."""
@@ -314,7 +318,7 @@ class UnoMarioKartState(pyspiel.State):
         g = self.engine
         seed = int(probability_sampler() * 2**53)
         sample = g.determinize(player_id, np.random.default_rng(seed))
-        sample.num_steps = g.num_steps  # public: the decisions taken so far
+        sample.num_steps = g.public_steps  # what the seat knows: the public decisions so far
         return UnoMarioKartState(self.get_game(), sample)
 
     def to_json(self) -> str:
