@@ -19,17 +19,17 @@ Locks
 from __future__ import annotations
 
 import contextlib
+import csv
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from uno_mk_env.errors import UnoMkError
 
-__all__ = ["LOCK_FILE", "OutputLock", "OutputPathError", "atomic_save", "atomic_write",
-           "atomic_write_text",
-           "check_output_dir"]
+__all__ = ["LOCK_FILE", "OutputLock", "OutputPathError", "append_csv_row", "atomic_save",
+           "atomic_write", "atomic_write_text", "check_output_dir"]
 
 #: The lock file :class:`OutputLock` holds in an output folder.
 LOCK_FILE = ".uno-mk.lock"
@@ -125,6 +125,19 @@ class OutputLock:
         if self._fd is not None:
             os.close(self._fd)  # closing the descriptor releases the flock
             self._fd = None
+
+
+def append_csv_row(path: str | Path, fields: Sequence[str], row: Mapping[str, Any]) -> None:
+    """Appends ``row`` to the CSV file ``path`` (columns ``fields``), its header first when the
+    file does not exist yet: a record that grows by one line a measurement (a benchmark's
+    points, best responses), not a result file rewritten whole."""
+    path = Path(path)
+    new = not path.exists()
+    with path.open("a", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(fields))
+        if new:
+            writer.writeheader()
+        writer.writerow(row)
 
 
 def check_output_dir(path: str | Path, file_names: Iterable[str]) -> Path:

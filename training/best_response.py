@@ -95,6 +95,7 @@ def check(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Trains the best response and plays its protocol line against the target."""
     from uno_mk_env.evaluation import protocol
+    from uno_mk_env.evaluation.outputs import append_csv_row
 
     from . import train_ppo
 
@@ -120,12 +121,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "command": " ".join([PROG, *command_args(args)]),
     }
     if args.csv is not None:
-        new = not args.csv.exists()
-        with args.csv.open("a", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=FIELDS)
-            if new:
-                writer.writeheader()
-            writer.writerow(row)
+        append_csv_row(args.csv, FIELDS, row)
     return row
 
 

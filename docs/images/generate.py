@@ -6,6 +6,9 @@
   --players 3 --seed 6`` writes, at a decision of the ``ppo`` seat (its probabilities shown),
   as Debian's headless Chromium draws it.
 
+``ismcts_budget.png`` is not drawn here: ``python -m benchmarks.ismcts_budget --plot
+docs/images/ismcts_budget.csv`` draws it from the CSV beside it.
+
 Needs the ``render`` extra (Pillow) and, for the screenshot, ``chromium``
 (``apt-get install -y chromium``).
 """

@@ -1,0 +1,53 @@
+"""The benchmarks' figures: what docs/images/ismcts_budget.png draws from its CSV."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import warnings
+from pathlib import Path
+
+import pytest
+
+from benchmarks import ismcts_budget
+
+CSV = Path(__file__).resolve().parents[1] / "docs" / "images" / "ismcts_budget.csv"
+
+
+def rows() -> list[dict[str, str]]:
+    with CSV.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_ismcts_budget_figure_names_current_models_only() -> None:
+    """Series measured with a model no longer shipped stay in the CSV but are not drawn; the
+    2-player prior=ppo curve is named after the shipped ppo_2p (issue #25, item 11)."""
+    data = rows()
+    assert {r["series"] for r in data} >= {"ismcts prior=ppo (0.5.0 ppo_2p, 0.3.0 ppo_4p)",
+                                          "ismcts prior=ppo (0.6.0)"}  # the record stays
+    two, four = ismcts_budget.curves(data, 2), ismcts_budget.curves(data, 4)
+    assert list(two) == ["ismcts", "ismcts prior=ppo_2p (shipped, 0.6.0)"]
+    assert [p[4] for p in two["ismcts"]] == [25, 100, 400, 1000]
+    assert [p[:2] for p in two["ismcts prior=ppo_2p (shipped, 0.6.0)"]] == [(50.0, 0.584)]
+    assert list(four) == ["ismcts"]
+    assert "not yet measured" in ismcts_budget.NOTES[4]
+
+
+def test_ismcts_budget_plot_draws_without_layout_warnings(tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    src = shutil.copy(CSV, tmp_path / "budget.csv")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a legend or label that does not fit warns
+        out = ismcts_budget.plot(Path(src))
+    assert out == tmp_path / "budget.png" and out.stat().st_size > 10_000
+
+
+def test_a_record_csv_gets_its_header_once(tmp_path) -> None:
+    """``append_csv_row``, the one writer of the benchmark's and the best response's records."""
+    from uno_mk_env.evaluation.outputs import append_csv_row
+
+    path = tmp_path / "record.csv"
+    append_csv_row(path, ["a", "b"], {"a": 1, "b": "x,y"})
+    append_csv_row(path, ["a", "b"], {"a": 2, "b": ""})
+    with path.open(newline="") as f:
+        assert list(csv.reader(f)) == [["a", "b"], ["1", "x,y"], ["2", ""]]
