@@ -1,6 +1,6 @@
 """Command-line arguments, CleanRL style: a dataclass per backend, one field per argument, the
-string literal under a field its ``--help`` text, parsed by `tyro <https://brentyi.github.io/
-tyro/>`_ (CleanRL's choice).
+string literal under a field its ``--help`` text (its lines joined into whole sentences by
+:func:`field_help`), parsed by `tyro <https://brentyi.github.io/tyro/>`_ (CleanRL's choice).
 
 :class:`TrainArgs` holds the arguments every training backend takes (seed, table, opponents,
 budget, behaviour cloning, evaluation, outputs), each written once; a backend's ``Args``
@@ -15,8 +15,10 @@ torch, stable-baselines3 or Ray, so ``--help`` is quick.
 from __future__ import annotations
 
 import dataclasses
+import re
 import shlex
 import sys
+import typing
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -182,6 +184,54 @@ def _error_hook() -> AbstractContextManager[Any]:
     return on_parse_error(_one_line)
 
 
+def field_help(cls: type) -> dict[str, str]:
+    """The ``--help`` text of each field of the dataclass ``cls``: the string literal under the
+    field, from the nearest class of its MRO that has one (a field re-declared without one keeps
+    the base's), its line breaks joined into whole sentences (a blank line stays a paragraph).
+
+    tyro would read these docstrings itself, but it starts a new line at every continuation
+    line that starts with indentation or a non-letter (``tyro._strings.remove_single_line_
+    breaks``), breaking every multi-line help in mid-sentence."""
+    import docstring_parser  # tyro's own docstring reader (a dependency of tyro)
+
+    out: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if dataclasses.is_dataclass(klass):
+            for param in docstring_parser.parse_from_object(klass).params:
+                if param.description:
+                    paragraphs = re.split(r"\n\s*\n", param.description.strip())
+                    out[param.arg_name] = "\n\n".join(" ".join(p.split()) for p in paragraphs)
+    return out
+
+
+def _registry(cls: type) -> Any:
+    """A tyro constructor registry that reads the dataclass ``cls`` field by field as tyro
+    does (name, type, default) with the help of :func:`field_help`."""
+    from tyro import constructors as tc
+
+    registry = tc.ConstructorRegistry()
+    helps = field_help(cls)
+
+    def default(f: dataclasses.Field[Any]) -> Any:
+        if f.default is not dataclasses.MISSING:
+            return f.default
+        if f.default_factory is not dataclasses.MISSING:
+            return f.default_factory()
+        return tc.MISSING_NONPROP  # a required option
+
+    @registry.struct_rule
+    def _fields(info: tc.StructTypeInfo) -> tc.StructConstructorSpec | None:
+        if info.type is not cls:
+            return None
+        hints = typing.get_type_hints(cls)
+        return tc.StructConstructorSpec(instantiate=cls, fields=tuple(
+            tc.StructFieldSpec(name=f.name, type=hints[f.name], default=default(f),
+                               helptext=helps.get(f.name))
+            for f in dataclasses.fields(cls)))
+
+    return registry
+
+
 def parse(cls: type[T], argv: Sequence[str] | None, prog: str, description: str) -> T:
     """``cls`` (a dataclass) from the command line ``argv`` (``sys.argv[1:]`` when ``None``):
     one ``--field-name`` per field, booleans as ``--x/--no-x``, ``--help`` from the fields'
@@ -193,7 +243,8 @@ def parse(cls: type[T], argv: Sequence[str] | None, prog: str, description: str)
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         with _error_hook():
-            return tyro.cli(cls, args=argv, prog=prog, description=description)
+            return tyro.cli(cls, args=argv, prog=prog, description=description,
+                            registry=_registry(cls))
     except _Refused as e:
         print(f"{prog}: error: {e}", file=sys.stderr, flush=True)
         raise SystemExit(2) from None
