@@ -61,8 +61,9 @@ SNAPSHOT = "models/ppo_2p.npz"
 #: The fast contenders as measured (the 0.6.4 default's opponent pool, 64 x 64-step rollouts),
 #: pinned: ``uno-mk train``'s fast defaults are the ten-minute recipe (strategic only, no
 #: self-play, 128-step rollouts), docs/training.md.
-FAST_AS_MEASURED = dict(opponents="strategic,greedy,random", opponent_weights="0.45,0.45,0.1",
-                        self_play_prob=0.2, n_steps=64, ent_coef=0.01, bc_teacher="")
+FAST_AS_MEASURED: dict[str, Any] = dict(
+    opponents="strategic,greedy,random", opponent_weights="0.45,0.45,0.1", self_play_prob=0.2,
+    n_steps=64, ent_coef=0.01, bc_teacher="")
 
 
 def cpu_seconds(pids: list[int]) -> float:

@@ -3,18 +3,22 @@ that plays it (``uno-mk tournament --agents SPEC,strategic``).
 
 ::
 
-    uno-mk train --num-players 2 --total-timesteps 1000000 --seed 1     # sb3 (MaskablePPO)
-    uno-mk train --backend rllib ...                                    # Ray RLlib
-    uno-mk train --help                                                 # the backend's arguments
+    uno-mk train --num-players 2 --max-minutes 10                       # fast (the default)
+    uno-mk train --backend sb3 --num-players 2 --total-timesteps 1000000  # sb3 (MaskablePPO)
+    uno-mk train --backend rllib ...                                     # Ray RLlib
+    uno-mk train --help                                                  # the backend's arguments
 
 The run ends with a short summary table (drawn by rich when installed; ``summary.json`` in the
 run folder has it all), then the agent line. Every argument other than ``--backend`` goes to
-the backend: ``sb3`` is
-:mod:`uno_mk_env.training.train_ppo` (the same arguments as ``python -m
-uno_mk_env.training.train_ppo``; needs the ``train`` extra), ``rllib`` is
-``uno_mk_env.training.rllib`` (needs the ``rllib`` extra). For sb3 the agent spec is the
-policy ``.npz`` (numpy alone plays it, read without unpickling): next to ``--save-path`` when
-given, else the run's ``runs/<run>/final.npz``.
+the backend: ``fast`` (the default) is :mod:`uno_mk_env.training.ppo_fast` (a lean PPO on the
+batched vector env; the same arguments as ``python -m uno_mk_env.training.ppo_fast``; needs the
+``train`` extra), ``sb3`` is :mod:`uno_mk_env.training.train_ppo` (the same arguments as
+``python -m uno_mk_env.training.train_ppo``; needs the ``train`` extra), ``rllib`` is
+``uno_mk_env.training.rllib`` (needs the ``rllib`` extra). An option only the sb3 backend has
+(``--table-sizes``, ``--resume``, ...) given to the fast backend is refused in one line naming
+``--backend sb3``. For fast and sb3 the agent spec is the policy ``.npz`` (numpy alone plays it,
+read without unpickling): next to ``--save-path`` when given, else the run's
+``runs/<run>/final.npz``.
 """
 
 from __future__ import annotations
@@ -30,21 +34,25 @@ from typing import Any, TextIO
 from .common import PROG as COMMAND
 from .common import CLIError, importable, print_table, require
 
-BACKENDS = ("sb3", "rllib")
+BACKENDS = ("fast", "sb3", "rllib")  #: the first is the default
 #: What the sb3 backend imports (the ``train`` extra, torch installed first).
 SB3_NEEDS = ("torch", "stable_baselines3", "sb3_contrib", "gymnasium", "tyro")
+#: What the fast backend imports (the ``train`` extra without stable-baselines3).
+FAST_NEEDS = ("torch", "gymnasium", "threadpoolctl", "tyro")
 RLLIB_MODULE = "uno_mk_env.training.rllib"
-PROG = f"{COMMAND} train"  #: the sb3 backend's usage line and errors name this command
+PROG = f"{COMMAND} train"  #: the fast backend's usage line and errors name this command
+SB3_PROG = f"{COMMAND} train --backend sb3"  #: the sb3 backend's
 
 
 def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "train", add_help=False, allow_abbrev=False,
-        help="train a policy (sb3 MaskablePPO, or rllib); prints 'agent: SPEC' last",
+        help="train a policy (fast PPO, sb3 MaskablePPO or rllib); prints 'agent: SPEC' last",
         description="Train a policy. Arguments other than --backend go to the backend "
-                    "('uno-mk train --help' lists them).")
-    p.add_argument("--backend", choices=BACKENDS, default="sb3",
-                   help="sb3 (MaskablePPO, the 'train' extra; default) or rllib (the 'rllib' "
+                    "('uno-mk train [--backend B] --help' lists them).")
+    p.add_argument("--backend", choices=BACKENDS, default=BACKENDS[0],
+                   help="fast (a lean PPO on the batched vector env, the 'train' extra; "
+                        "default), sb3 (MaskablePPO, the 'train' extra) or rllib (the 'rllib' "
                         "extra)")
     p.set_defaults(extra_args=[])  # the backend's own arguments (see cli/app.py)
 
@@ -54,8 +62,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     wants_help = any(a in ("-h", "--help") for a in argv)
     if args.backend == "rllib":
         return run_rllib(argv)
+    if args.backend == "fast":
+        require(FAST_NEEDS[-1:] if wants_help else FAST_NEEDS, "train",
+                "uno-mk train (install torch==2.13.0 first)")
+        return train_fast(argv, out)
     require(SB3_NEEDS[-1:] if wants_help else SB3_NEEDS, "train",
-            "uno-mk train (sb3 backend; install torch==2.13.0 first)")
+            "uno-mk train --backend sb3 (install torch==2.13.0 first)")
     return train_sb3(argv, out)
 
 
@@ -98,7 +110,7 @@ def train_sb3(argv: Sequence[str], out: TextIO) -> int:
 
     argv = list(argv)
     try:
-        options = train_ppo.parse_args(argv, prog=PROG)
+        options = train_ppo.parse_args(argv, prog=SB3_PROG)
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else 0
     given = train_ppo.given_fields(argv)
@@ -108,8 +120,53 @@ def train_sb3(argv: Sequence[str], out: TextIO) -> int:
     try:
         if options.resume:
             options = train_ppo.inherit_resume_args(options, given)
-        summary = train_ppo.train(options, invocation=" ".join(["uno-mk train", *argv]))
+        summary = train_ppo.train(options, invocation=" ".join([SB3_PROG, *argv]))
     except train_ppo.TrainingError as e:
+        raise CLIError(str(e)) from None
+    print_summary(summary, out, print_table)
+    print(f"agent: ppo:{summary['policy']}", file=out, flush=True)
+    return 0
+
+
+def sb3_only_options(argv: Sequence[str]) -> list[str]:
+    """The options of ``argv`` that only the sb3 backend takes (``--table-sizes``,
+    ``--resume``, ...), as given."""
+    from uno_mk_env.training import ppo_fast, train_ppo
+    from uno_mk_env.training.args import given_fields
+
+    fast = {f.name for f in dataclasses.fields(ppo_fast.Args)}
+    only = given_fields(train_ppo.Args, argv) - fast
+    return ["--" + name.replace("_", "-") for name in sorted(only)]
+
+
+def train_fast(argv: Sequence[str], out: TextIO) -> int:
+    """The fast backend (the default): ``ppo_fast``'s arguments and run, then the summary table
+    and the last line ``agent: ppo:PATH`` (as :func:`train_sb3`). An sb3-only option, a place
+    reward or ``--resume`` is refused in one line naming ``--backend sb3``. Progress lines are
+    off by default when stderr is not a terminal."""
+    from uno_mk_env.training import ppo_fast
+    from uno_mk_env.training.args import TrainingError, given_fields, parse
+    from uno_mk_env.training.summary import print_summary
+
+    argv = list(argv)
+    if not any(a in ("-h", "--help") for a in argv):
+        only = sb3_only_options(argv)
+        if only:
+            raise CLIError(f"{', '.join(only)}: only the sb3 backend takes "
+                           f"{'this option' if len(only) == 1 else 'these options'} (add "
+                           "--backend sb3)")
+    try:
+        options = parse(ppo_fast.Args, argv, PROG, ppo_fast.DESCRIPTION)
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else 0
+    if "progress" not in given_fields(ppo_fast.Args, argv) and not sys.stderr.isatty():
+        options = dataclasses.replace(options, progress=False)
+    os.environ.setdefault("OMP_NUM_THREADS", str(options.torch_threads))
+    from uno_mk_env.evaluation.tournament import OutputPathError
+
+    try:
+        summary = ppo_fast.train(options, invocation=" ".join([PROG, *argv]))
+    except (TrainingError, OutputPathError) as e:
         raise CLIError(str(e)) from None
     print_summary(summary, out, print_table)
     print(f"agent: ppo:{summary['policy']}", file=out, flush=True)

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterable
 
+import numpy as np
 import pytest
 
 from uno_mk_env import OPTIONS
@@ -246,7 +247,8 @@ def test_unknown_option_of_a_command_without_extra_args_is_one_line(capsys) -> N
 def test_train_ends_with_an_agent_spec_that_plays_in_a_tournament(tmp_path, monkeypatch) -> None:
     pytest.importorskip("sb3_contrib")
     monkeypatch.chdir(tmp_path)
-    code, out, err = run(["train", "--total-timesteps", "64", "--n-envs", "1", "--n-steps", "64",
+    code, out, err = run(["train", "--backend", "sb3", "--total-timesteps", "64", "--n-envs", "1",
+                          "--n-steps", "64",
                           "--batch-size", "32", "--n-epochs", "1", "--net-arch", "8",
                           "--eval-every", "0", "--eval-games", "4", "--final-eval-games", "4",
                           "--checkpoint-every", "0", "--snapshot-every", "0",
@@ -268,7 +270,7 @@ def test_train_ends_with_an_agent_spec_that_plays_in_a_tournament(tmp_path, monk
 def test_train_and_export_usage_names_the_uno_mk_command(command: str, capsys) -> None:
     """``uno-mk train --help``/``uno-mk export --help`` (and their errors) name ``uno-mk ...``,
     not the ``python -m uno_mk_env.training...`` module behind them, which keeps its own."""
-    from uno_mk_env.training import export_model, train_ppo
+    from uno_mk_env.training import export_model, ppo_fast
 
     code, out, _ = run([command, "--help"])
     shown = out + capsys.readouterr().out
@@ -278,11 +280,65 @@ def test_train_and_export_usage_names_the_uno_mk_command(command: str, capsys) -
     code, _, err = run([command, "--bogus-option"])
     err += capsys.readouterr().err
     assert code == 2 and f"uno-mk {command}: error: " in err, err
-    module = {"train": train_ppo.main, "export": export_model.main}[command]
+    module = {"train": ppo_fast.main, "export": export_model.main}[command]
     with pytest.raises(SystemExit):
         module(["--help"])
     assert f"usage: python -m uno_mk_env.training.{module.__module__.rsplit('.', 1)[1]} [-h]" in (
         capsys.readouterr().out)
+
+
+def test_train_defaults_to_the_fast_backend_and_its_agent_plays(tmp_path, monkeypatch) -> None:
+    """``uno-mk train`` without --backend is the fast backend (behaviour cloning of strategic
+    first, by default): the last line names the run's policy .npz, which make_agent plays."""
+    pytest.importorskip("torch")
+    from uno_mk_env.agents.base import make_agent
+
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(["train", "--total-timesteps", "128", "--n-envs", "2", "--n-steps", "64",
+                          "--batch-size", "64", "--n-epochs", "1", "--net-arch", "8",
+                          "--env-workers", "0", "--bc-steps", "100", "--bc-epochs", "1",
+                          "--eval-every", "0", "--eval-games", "2", "--final-eval-games", "2",
+                          "--runs-dir", "runs"])
+    assert code == 0, err
+    last = out.strip().splitlines()[-1]
+    assert re.fullmatch(r"agent: ppo:runs/ppo_fast_2p__s1__\d+/final\.npz", last), last
+    spec = last.removeprefix("agent: ")
+    config = json.loads((tmp_path / spec.removeprefix("ppo:")).with_name("config.json")
+                        .read_text())
+    assert config["backend"] == "fast" and config["args"]["bc_teacher"] == "strategic"
+    assert config["args"]["progress"] is False  # stderr is not a terminal
+    assert config["invocation"].startswith("uno-mk train --total-timesteps 128 ")
+    agent = make_agent(spec, seed=0)
+    mask = np.zeros(73, np.int8)
+    mask[[3, 54]] = 1
+    assert agent.act(np.zeros(437, np.float32), mask, None) in (3, 54)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--table-sizes", "2,4"], "--table-sizes: only the sb3 backend takes this option"),
+    (["--vf-arch=64", "--verbose", "1"], "--verbose, --vf-arch: only the sb3 backend"),
+    (["--vec-env", "vector"], "--vec-env: only the sb3 backend"),
+    (["--critic-state"], "--critic-state: only the sb3 backend"),
+    (["--reward", "place"], "--reward place: not supported by the vector env"),
+    (["--reward", "win_place"], "--reward win_place: not supported by the vector env"),
+    (["--resume", "runs/x/checkpoints/a.zip"], "--resume: not supported by the fast backend"),
+])
+def test_train_fast_refuses_what_only_sb3_does_in_one_line(argv, needle, tmp_path,
+                                                           monkeypatch, capsys) -> None:
+    pytest.importorskip("torch")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(["train", *argv])
+    err += capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith("uno-mk train: error: ") and needle in err and "sb3" in err, err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_train_fast_without_the_train_extra_names_it_in_one_line(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "threadpoolctl", None)
+    code, _, err = run(["train", "--total-timesteps", "10"])
+    assert code == 2 and err.count("\n") == 1, err
+    assert "pip install 'uno-mk-env[train]'" in err and "threadpoolctl" in err
 
 
 def test_train_rllib_backend_missing_is_one_line(monkeypatch, capsys) -> None:
@@ -338,8 +394,8 @@ def test_tournament_without_matplotlib_or_tqdm_still_runs(monkeypatch, tmp_path)
 
 def test_train_export_exploit_without_the_train_extra_name_it_in_one_line(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "sb3_contrib", None)
-    for argv in (["train", "--total-timesteps", "10"], ["export", "a.zip", "b.zip"],
-                 ["exploit", "greedy"]):
+    for argv in (["train", "--backend", "sb3", "--total-timesteps", "10"],
+                 ["export", "a.zip", "b.zip"], ["exploit", "greedy"]):
         code, _, err = run(argv)
         assert code == 2 and err.count("\n") == 1, err
         assert "pip install 'uno-mk-env[train]'" in err and "sb3_contrib" in err

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,13 +18,14 @@ from uno_mk_env.training.args import TrainingError  # noqa: E402
 from uno_mk_env.training.ppo_fast import Args, train  # noqa: E402
 
 
-def tiny(tmp_path: Path, **kw: object) -> Args:
-    return dataclasses.replace(Args(), **{
+def tiny(tmp_path: Path, **kw: Any) -> Args:
+    fields: dict[str, Any] = {
         "n_envs": 4, "n_steps": 8, "total_timesteps": 96, "batch_size": 16, "n_epochs": 2,
         "net_arch": "16", "eval_games": 2, "final_eval_games": 2, "eval_every": 0,
         "snapshot_every": 32, "self_play_prob": 0.7, "progress": False, "env_workers": 0,
-        "checkpoint_every": 64,
-        "runs_dir": str(tmp_path / "runs"), **kw})
+        "checkpoint_every": 64, "bc_teacher": "",
+        "runs_dir": str(tmp_path / "runs"), **kw}
+    return dataclasses.replace(Args(), **fields)
 
 
 def arrays(path: str) -> dict[str, np.ndarray]:
@@ -67,6 +69,28 @@ def test_refused_arguments(tmp_path: Path, change: dict, message: str) -> None:
     with pytest.raises(TrainingError, match=message):
         train(tiny(tmp_path, **change))
     assert not (tmp_path / "runs").exists()
+
+
+def test_defaults_are_the_ten_minute_recipe() -> None:
+    """The defaults of ``uno-mk train`` (docs/training.md, "The fast path"): behaviour cloning of
+    strategic, then PPO against strategic alone, no self-play, no entropy bonus, lr 1e-4,
+    rollouts of 64 tables x 128 steps."""
+    args = Args()
+    assert (args.bc_teacher, args.opponents, args.self_play_prob) == ("strategic", "strategic", 0)
+    assert (args.ent_coef, args.learning_rate, args.n_envs, args.n_steps) == (0, 1e-4, 64, 128)
+    assert args.env_workers == 2 and args.total_timesteps == 10_000_000
+
+
+def test_final_evaluation_follows_the_budget() -> None:
+    """``--final-eval-games 0``: sb3's rule (one game per 250 steps, 100-4000), and at most
+    1000 games per opponent when ``--max-minutes`` bounds the run; a given size is kept."""
+    from uno_mk_env.training.ppo_fast import TIMED_FINAL_EVAL_GAMES, final_games
+
+    assert final_games(Args()) == 4000
+    assert final_games(Args(total_timesteps=50_000)) == 200
+    assert final_games(Args(max_minutes=10)) == TIMED_FINAL_EVAL_GAMES == 1000
+    assert final_games(Args(max_minutes=10, total_timesteps=50_000)) == 200
+    assert final_games(Args(max_minutes=10, final_eval_games=3000)) == 3000
 
 
 @pytest.mark.slow  # two spawned worker processes: ~10 s on a quiet machine, minutes on a busy one

@@ -422,7 +422,7 @@ def test_the_run_ends_with_a_short_summary_table(capsys):
     assert "{" not in "".join(out)  # a table, not the JSON
 
 
-@pytest.mark.parametrize("backend", ["sb3", "rllib"])
+@pytest.mark.parametrize("backend", ["fast", "sb3", "rllib"])
 def test_train_help_is_one_usage_line_and_the_real_description(backend, capsys):
     import argparse
     import io
@@ -430,15 +430,16 @@ def test_train_help_is_one_usage_line_and_the_real_description(backend, capsys):
     if backend == "rllib":
         pytest.importorskip("ray")
     from uno_mk_env.cli import train as cli_train
-    from uno_mk_env.training import rllib, train_ppo
+    from uno_mk_env.training import ppo_fast, rllib, train_ppo
 
     out = io.StringIO()
     code = cli_train.run(argparse.Namespace(backend=backend, extra_args=["--help"]), out)
     shown = out.getvalue() + capsys.readouterr().out
     assert code == 0
     usage = [line for line in shown.splitlines() if "usage:" in line]
-    prog = "uno-mk train" + (" --backend rllib" if backend == "rllib" else "")
+    prog = "uno-mk train" + ("" if backend == "fast" else f" --backend {backend}")
     assert usage == [f"usage: {prog} [-h] [OPTIONS]"], usage
-    description = {"sb3": train_ppo.DESCRIPTION, "rllib": rllib.DESCRIPTION}[backend]
+    description = {"fast": ppo_fast.DESCRIPTION, "sb3": train_ppo.DESCRIPTION,
+                   "rllib": rllib.DESCRIPTION}[backend]
     assert " ".join(description.split()[:8]) in " ".join(shown.split())
     assert "--total-timesteps" in shown and "--final-eval-games" in shown

@@ -33,6 +33,12 @@ seeds), ``progress.csv`` (one row per update), ``eval.csv`` and ``curve.png``, `
 ``best.zip``), ``final.pt`` (the torch weights and optimizer state, a plain state dict) and
 ``summary.json``. ``--save-path X.npz`` also ships the final policy with its JSON provenance
 and curve. ``--resume`` is not supported by this backend.
+
+This is ``uno-mk train``'s default backend. Its defaults are the recipe that did best with
+``--max-minutes 10`` at two players (docs/training.md, "The fast path"): behaviour cloning of
+``strategic``, then PPO against ``strategic`` alone without self-play, no entropy bonus,
+learning rate 1e-4, rollouts of 64 tables x 128 steps; a timed run's automatic final
+evaluation is capped (:func:`final_games`).
 """
 
 from __future__ import annotations
@@ -57,6 +63,15 @@ from .args import TrainArgs, TrainingError, ints, specs
 __all__ = ["Args", "main", "train"]
 
 PROG = "python -m uno_mk_env.training.ppo_fast"
+DESCRIPTION = (
+    "Train a PPO agent fast (the 'train' extra, without stable-baselines3) for UNO Mario Kart: "
+    "--n-envs tables of the batched vector env stepped together, one learning seat each, drawn "
+    "every episode, against --opponents (and, with --self-play-prob, snapshots of itself); "
+    "behaviour cloning of --bc-teacher first; evaluated against --eval-opponents on duplicate "
+    "deals every --eval-every steps; reproducible from its command. Outputs go to runs/<run>/ "
+    "(config.json, progress.csv, eval.csv, curve.png, final.npz, summary.json); the last line "
+    "printed by 'uno-mk train' is 'agent: ppo:PATH'. 'uno-mk train --backend sb3 --help': "
+    "the stable-baselines3 backend.")
 MASKED_LOGIT = -1e8  # what sb3-contrib's MaskableCategorical writes for illegal actions
 
 
@@ -65,9 +80,10 @@ class Args(TrainArgs):
     """The arguments of the fast backend (see the module docstring)."""
 
     exp_name: str = "ppo_fast"
-    opponent_weights: str = "0.45,0.45,0.1"
+    opponents: str = "strategic"
+    opponent_weights: str = ""
     """comma-separated sampling weights of --opponents (empty: uniform)"""
-    self_play_prob: float = 0.2
+    self_play_prob: float = 0.0
     """probability that an opponent seat plays a frozen snapshot of the learner (once one exists)"""
     max_snapshots: int = 5
     """snapshots kept in the self-play league (the oldest is dropped)"""
@@ -78,7 +94,7 @@ class Args(TrainArgs):
     env_workers: int = 2
     """processes the tables are split over, stepping at the same time (0: all in the learner's
     process); the run is the same either way"""
-    n_steps: int = 64
+    n_steps: int = 128
     """steps per table per rollout (a rollout is --n-envs x --n-steps learner decisions)"""
     batch_size: int = 1024
     """minibatch size"""
@@ -88,7 +104,7 @@ class Args(TrainArgs):
     """decay the learning rate linearly to 10 % of its value over --total-timesteps"""
     clip_range: float = 0.2
     """PPO clipping coefficient"""
-    ent_coef: float = 0.01
+    ent_coef: float = 0.0
     """entropy bonus coefficient"""
     vf_coef: float = 0.5
     """value loss coefficient"""
@@ -96,7 +112,14 @@ class Args(TrainArgs):
     """gradient clipping norm"""
     target_kl: float = 0.0
     """stop an update's epochs early when the approximate KL exceeds this (0: never)"""
+    total_timesteps: int = 10_000_000
+    learning_rate: float = 1e-4
+    bc_teacher: str = "strategic"
     eval_every: int = 500_000
+    final_eval_games: int = 0
+    """games per opponent in the final evaluation; 0: follow the budget, one game per 250
+    training steps, at least 100 and at most 4000, and at most 1000 when --max-minutes is set
+    (a timed run ends within a minute of its budget)"""
     checkpoint_every: int = 0
     max_minutes: float = 0.0
     """stop training this many minutes after the run began, behaviour cloning and evaluations
@@ -143,6 +166,26 @@ def _env_view(args: Args) -> Any:
 
     return types.SimpleNamespace(**dataclasses.asdict(args), table_sizes="", rule_presets="",
                                  critic_state=False, place_weight=0.5)
+
+
+#: The most games per opponent of an automatic final evaluation (``--final-eval-games 0``) of
+#: a run with ``--max-minutes``: it follows the budget, so that the command ends within about a
+#: minute of it (1000 games against each of the two default opponents take ~10-40 s on two
+#: busy cores).
+TIMED_FINAL_EVAL_GAMES = 1000
+
+
+def final_games(args: Args) -> int:
+    """Games per opponent of the final evaluation: ``--final-eval-games``, or with 0 the sb3
+    rule (:func:`uno_mk_env.training.args.final_eval_games`, which follows
+    ``--total-timesteps``) capped at :data:`TIMED_FINAL_EVAL_GAMES` when ``--max-minutes``
+    is set."""
+    from .args import final_eval_games
+
+    games = final_eval_games(args)
+    if args.final_eval_games or args.max_minutes <= 0:
+        return games
+    return min(games, TIMED_FINAL_EVAL_GAMES)
 
 
 def whole_rollouts(args: Args) -> Args:
@@ -541,7 +584,7 @@ def _run(args: Args, invocation: str | None, run_name: str, run_dir: Path, venv:
 
     from uno_mk_env.observation import OBS_PIECES
 
-    from .args import command_line, final_eval_games
+    from .args import command_line
     from .provenance import source_commit, versions
 
     rng = np.random.default_rng(args.seed)
@@ -622,7 +665,7 @@ def _run(args: Args, invocation: str | None, run_name: str, run_dir: Path, venv:
     final_path = run.policy(agent, "final.npz", steps)
     torch.save({"model": agent.state_dict(), "optimizer": opt.state_dict(), "timesteps": steps},
                run_dir / "final.pt")
-    final = run.evaluate(agent, steps, final_eval_games(args), tag="final_eval")
+    final = run.evaluate(agent, steps, final_games(args), tag="final_eval")
     from .curves import EVAL_COLUMNS
 
     summary: dict[str, Any] = {
@@ -670,8 +713,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .args import parse
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = parse(Args, argv, PROG, "Train a PPO agent fast, on the batched vector env (see "
-                 "the module docstring).")
+    args = parse(Args, argv, PROG, DESCRIPTION)
     try:
         summary = train(args, invocation=" ".join([PROG, *argv]))
     except (TrainingError, OutputPathError) as e:
