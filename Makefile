@@ -15,7 +15,7 @@ STAMP := $(VENV)/.installed
 EVAL_STAMP := $(VENV)/.installed-eval
 DOCS_STAMP := $(VENV)/.installed-docs
 
-.PHONY: setup demo test test-all lint bench docs clean
+.PHONY: setup demo test test-all typecheck lint bench docs clean
 
 setup: $(STAMP)
 
@@ -49,6 +49,10 @@ test: $(STAMP)
 test-all: $(STAMP)
 	$(PY) -m pytest -n 2 -q -m ""
 
+# mypy on the package as installed ([tool.mypy] in pyproject.toml; tools/typecheck.py).
+typecheck: $(STAMP)
+	$(PY) tools/typecheck.py
+
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) -m benchmarks.engine_speed
@@ -59,4 +63,4 @@ docs: $(DOCS_STAMP)
 	$(VENV)/bin/mkdocs build --strict
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache site
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache build/typecheck site

@@ -61,7 +61,9 @@ import math
 import random
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 import numpy as np
 
@@ -122,7 +124,7 @@ def rollout_action(g: Game, rnd: random.Random, epsilon: float = 0.1) -> int:
     return legal[0]
 
 
-def _rollout_play(g: Game, legal: list[int], rnd: random.Random, epsilon: float) -> int:
+def _rollout_play(g: Game, legal: Sequence[int], rnd: random.Random, epsilon: float) -> int:
     """:func:`rollout_action` in the play phase: a W4 against a next player on one or two cards,
     else a coloured card (:func:`_rollout_coloured`), else WB, else an honest W4, else draw."""
     p = g.current_player
@@ -373,7 +375,8 @@ def parse_spec(arg: str | None) -> SearchParams:
         if not m:
             raise ValueError
         field = "milliseconds" if m.group(2) else "simulations"
-        params = replace(params, **{field: _spec_number(field, m.group(1))})
+        budget_value: Any = _spec_number(field, m.group(1))  # an int or a float
+        params = replace(params, **{field: budget_value})
     except ValueError:
         raise AgentSpecError(f"agent 'ismcts': bad budget {budget[:40]!r}; allowed: "
                              f"{_SPEC_HELP}") from None
@@ -384,7 +387,7 @@ def parse_spec(arg: str | None) -> SearchParams:
             raise AgentSpecError(f"agent 'ismcts': bad option {option[:40]!r}; allowed: "
                                  f"{_SPEC_HELP}")
         name = SPEC_OPTIONS[key]
-        value: object
+        value: Any  # str, bool or a number, as the field is
         try:
             if name in CHOICES:
                 if text not in CHOICES[name]:
@@ -423,7 +426,7 @@ class _Node:
         self.player = player
 
 
-def _ucb_choice(children: dict[int, _Node], actions: list[int], c: float, prior: int,
+def _ucb_choice(children: dict[int, _Node], actions: Sequence[int], c: float, prior: int,
                 bonus: float) -> int:
     """The action of ``actions`` whose child maximises UCB1 with availability counts,
     ``mean + c * sqrt(ln(n_avail) / n)``, plus ``bonus`` for ``prior`` (the first on ties)."""
@@ -553,16 +556,16 @@ class _Search:
                     else legal[0]
                 node = _step_into(g, node, a, path)
                 continue
-            a = self._expansion(g, node, legal, rnd)
-            if a is not None:
-                _step_into(g, node, a, path)
+            new = self._expansion(g, node, legal, rnd)
+            if new is not None:
+                _step_into(g, node, new, path)
                 return
             a = self._selection(node, legal, it)
             node = node.children[a]
             path.append(node)
             g.step(a)
 
-    def _expansion(self, g: Game, node: _Node, legal: list[int],
+    def _expansion(self, g: Game, node: _Node, legal: Sequence[int],
                    rnd: random.Random) -> int | None:
         """The untried action to expand at ``node`` (``None``: every action legal in ``g`` has a
         child), after counting the tried ones available: at the root the prior's choice first,
@@ -584,7 +587,7 @@ class _Search:
         a = rollout_action(g, rnd, 0.0)
         return untried if a in children else a
 
-    def _selection(self, node: _Node, legal: list[int], it: int) -> int:
+    def _selection(self, node: _Node, legal: Sequence[int], it: int) -> int:
         """The action UCB1 descends by at ``node`` (the root's prior gets ``bonus``, and enough
         visits for the test against it)."""
         if node is self.root:

@@ -731,7 +731,7 @@ def write_policy(
 
 
 def _save_npz(actor: _NumpyActor, target: Path, origin: dict[str, Any]) -> Path:
-    arrays: dict[str, np.ndarray] = {}
+    arrays: dict[str, Any] = {}  # name: array (Any: savez_compressed(**arrays) takes no bool)
     names = []
     for i, (w, b) in enumerate(actor.layers):
         name = "action" if i == len(actor.layers) - 1 else f"hidden{i}"

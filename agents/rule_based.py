@@ -45,8 +45,11 @@ _DECK_SIZE = 112
 
 
 # ------------------------------------------------------------------------------------ helpers
-def legal_ids(action_mask: np.ndarray | Sequence[int], view: PlayerView) -> tuple[int, ...]:
-    """Legal action ids: the decider's view carries them (fast); else read the mask."""
+def legal_ids(
+    action_mask: np.ndarray | Sequence[int] | None, view: PlayerView
+) -> tuple[int, ...]:
+    """Legal action ids: the decider's view carries them (fast; the mask may then be ``None``);
+    else read the mask."""
     if view.legal_actions:
         return view.legal_actions
     return tuple(np.flatnonzero(np.asarray(action_mask)).tolist())
@@ -368,9 +371,9 @@ class StrategicAgent(Agent):
             self._seen_sizes = view.hand_sizes
         sizes = view.hand_sizes
         decay = self.params.void_decay
-        for s, (now, before) in enumerate(zip(sizes, self._seen_sizes)):
-            if now > before and s != view.seat:
-                factor = decay ** (now - before)
+        for s, (now, seen) in enumerate(zip(sizes, self._seen_sizes)):
+            if now > seen and s != view.seat:
+                factor = decay ** (now - seen)
                 self._void[s] = [v * factor for v in self._void[s]]
         pending = self._pending
         if pending is not None:
@@ -414,8 +417,8 @@ class StrategicAgent(Agent):
         return 0.0
 
     # ------------------------------------------------------------------ dispatch
-    def act(
-        self, observation: np.ndarray | None, action_mask: np.ndarray, view: PlayerView
+    def act(  # the mask may be None: the decider's view carries the legal actions
+        self, observation: np.ndarray | None, action_mask: np.ndarray | None, view: PlayerView
     ) -> int:
         legal = legal_ids(action_mask, view)
         self._observe(view)

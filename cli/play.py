@@ -132,7 +132,7 @@ def why_not(action: int, view: PlayerView, rules: Rules) -> str:
     return f"You cannot {A.ACTION_NAMES[action].lower().replace('_', ' ')} now."
 
 
-_PHASE_HELP = {
+_PHASE_HELP: dict[int, str] = {
     Phase.PLAY: "Play a card matching the active colour, or the top card's number or symbol, or a "
             "wild (W4, WB) - or draw one card instead (you may then play it if it fits). "
             "With two cards, call UNO before playing the second-to-last one.",

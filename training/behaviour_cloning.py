@@ -28,7 +28,8 @@ def collect_demonstrations(args: Any) -> dict[str, np.ndarray]:
     env = make_training_env(args, rank=10_000)
     teacher = build_agent(args.bc_teacher, seed=derive_seed(args.seed, 3000))
     rng = np.random.default_rng(derive_seed(args.seed, 3001))
-    obs_l, mask_l, act_l, ret_l, ep_l = [], [], [], [], []
+    obs_l, mask_l, act_l, ret_l = [], [], [], []
+    ep_l: list[int] = []
     obs, _ = env.reset(seed=derive_seed(args.seed, 3002))
     teacher.reset(int(rng.integers(2**63)))
     episode: list[float] = []

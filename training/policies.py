@@ -39,6 +39,8 @@ class ScaledObservationExtractor(BaseFeaturesExtractor):
     the input of an asymmetric policy (observation + state, ``PRIVILEGED_SIZE``) the state's
     entries are scaled by :data:`uno_mk_env.agents.ppo.STATE_SCALE`."""
 
+    scale: torch.Tensor  # the buffer registered in __init__
+
     def __init__(self, observation_space: Any) -> None:
         size = int(np.prod(observation_space.shape))
         scales = {OBS_SIZE: OBS_SCALE, PRIVILEGED_SIZE: np.concatenate([OBS_SCALE, STATE_SCALE])}

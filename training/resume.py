@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from .args import TrainingError
 
@@ -56,7 +56,7 @@ def checkpoint_hyperparameters(data: dict[str, Any]) -> dict[str, Any]:
 
     from uno_mk_env.agents.ppo import sb3_literal
 
-    def number(v: Any) -> bool:
+    def number(v: Any) -> TypeGuard[int | float]:
         return isinstance(v, (int, float)) and not isinstance(v, bool)
 
     out: dict[str, Any] = {}
@@ -82,7 +82,8 @@ def checkpoint_hyperparameters(data: dict[str, Any]) -> dict[str, Any]:
     if isinstance(kwargs, dict):
         net_arch = sb3_literal(kwargs.get("net_arch"))
         if isinstance(net_arch, dict) and isinstance(net_arch.get("pi"), list):
-            pi, vf = net_arch["pi"], net_arch.get("vf", net_arch["pi"])
+            pi = net_arch["pi"]
+            vf = net_arch["vf"] if "vf" in net_arch else pi
             out["net_arch"] = ",".join(map(str, pi))
             out["vf_arch"] = "" if vf == pi else ",".join(map(str, vf))
         elif isinstance(net_arch, list):

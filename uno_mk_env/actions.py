@@ -66,7 +66,8 @@ def action_name(a: int) -> str:
     return ACTION_NAMES[a]
 
 
-#: Rows of the README action table: (id range, name, legal when). Single source for the docs.
+#: Rows of the action table of docs/environment.md: (id range, name, legal when). Single source
+#: for the docs.
 ACTION_TABLE: tuple[tuple[str, str, str], ...] = (
     (f"{PLAY_BASE}–{DRAW - 1}", "`PLAY(kind)` (id = kind id)",
      "`play`: any playable kind in hand; `play_drawn`: only the drawn card's kind"),

@@ -1,15 +1,17 @@
 """Documentation tables generated from the code's single sources of truth.
 
-Any Markdown file of the project (the README, ``docs/*.md``) may hold blocks delimited by
-``<!-- BEGIN generated:NAME -->`` / ``<!-- END generated:NAME -->``; :func:`render` rewrites each
-block from ``GENERATORS[NAME]()``, and the tests fail when a committed file differs from its
-regeneration (so the docs cannot go stale). Regenerate every file with::
+Any Markdown file of the project may hold blocks delimited by ``<!-- BEGIN generated:NAME -->``
+/ ``<!-- END generated:NAME -->``; :func:`render` rewrites each block from
+``GENERATORS[NAME]()``, and the tests fail when a committed file differs from its regeneration
+(so the docs cannot go stale). Each table is generated into exactly one page of the
+documentation site (``docs/environment.md``, ``docs/rules.md``, ``docs/api.md``); the README
+holds none. Regenerate every file with::
 
-    python -m uno_mk_env.docs README.md docs/*.md
+    python -m uno_mk_env.docs docs/*.md
 
-(``--check`` lists stale files and exits 1 instead of writing). The README's blocks
-(:data:`SECTIONS`) need only numpy and the engine; the environment page's blocks import the
-PettingZoo env (the ``env`` extra), only when a file holds them.
+(``--check`` lists stale files and exits 1 instead of writing). The blocks need only numpy and
+the engine, except ``env_summary``, ``env_arguments`` and ``env_versions`` (docs/environment.md),
+which import the PettingZoo env (the ``env`` extra), only when a file holds them.
 """
 
 from __future__ import annotations
@@ -278,7 +280,8 @@ ENV_ARGUMENT_DOCS: dict[str, str] = {
 def env_arguments() -> str:
     """The keyword arguments of ``uno_mario_kart_v0.env()``: defaults and allowed values from
     the code, then every rule option."""
-    from .env import RENDER_MODES, REWARD_MODES, GuardedUnoMarioKartEnv, UnoMarioKartEnv
+    from .env import RENDER_MODES, GuardedUnoMarioKartEnv, UnoMarioKartEnv
+    from .rewards import REWARD_MODES
 
     params = dict(inspect.signature(UnoMarioKartEnv.__init__).parameters)
     params.update(inspect.signature(GuardedUnoMarioKartEnv.__init__).parameters)
@@ -311,6 +314,7 @@ def env_versions() -> str:
     import importlib
 
     module = importlib.import_module(f"{__package__}.uno_mario_kart_v0")
+    assert module.__doc__ is not None  # the docstring holds the version history
     section = module.__doc__.split("Version History\n", 1)[1]
     entries: list[str] = []
     for line in filter(None, map(str.strip, section.splitlines())):
@@ -339,11 +343,6 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "env_versions": env_versions,
 }
 
-#: The blocks the README carries (its test checks it holds every one of them).
-SECTIONS: dict[str, Callable[[], str]] = {
-    name: GENERATORS[name] for name in ("cards", "actions", "options", "observation", "state")
-}
-
 _BLOCK = re.compile(
     r"(<!-- BEGIN generated:(?P<name>[a-z_]+) -->\n)(?P<body>.*?)"
     r"(<!-- END generated:(?P=name) -->)",
@@ -367,10 +366,6 @@ def render(text: str) -> str:
     return _BLOCK.sub(fill, text)
 
 
-#: The README's name for :func:`render`.
-render_readme = render
-
-
 def block_names(text: str) -> list[str]:
     """Names of the generated blocks present in ``text``."""
     return [m.group("name") for m in _BLOCK.finditer(text)]
@@ -388,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m uno_mk_env.docs",
-                                     description=main.__doc__.split("\n\n")[0])
+                                     description=(main.__doc__ or "").split("\n\n")[0])
     parser.add_argument("files", nargs="*", type=Path, help="Markdown files (default: "
                         "README.md and docs/*.md)")
     parser.add_argument("--check", action="store_true", help="write nothing; list the stale "

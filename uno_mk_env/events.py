@@ -25,7 +25,10 @@ from typing import Any
 
 from .cards import CODES, COLOURS, ITEM_NAMES
 
-__all__ = ["DRAW_REASONS", "event_for", "event_to_dict"]
+__all__ = ["DRAW_REASONS", "Event", "event_for", "event_to_dict"]
+
+#: One event: a tuple, its type (a ``str``) first, then the fields of that type.
+Event = tuple[Any, ...]
 
 #: The ``reason`` of a ``draw`` event.
 DRAW_REASONS = (
@@ -34,7 +37,7 @@ DRAW_REASONS = (
 )
 
 
-def event_for(event: tuple, seat: int) -> tuple | None:
+def event_for(event: Event, seat: int) -> Event | None:
     """``event`` as ``seat`` may see it, or ``None`` if it may not see it at all: other seats'
     drawn cards become ``None`` (the count stays visible), a revealed hand is shown only to its
     challenger, and another seat's ``keep`` is not seen: at a table a player who keeps a
@@ -49,7 +52,7 @@ def event_for(event: tuple, seat: int) -> tuple | None:
     return event
 
 
-def event_to_dict(event: tuple) -> dict[str, Any]:
+def event_to_dict(event: Event) -> dict[str, Any]:
     """A JSON-safe dict of an event (card kinds as codes, colours as letters, items by name)."""
     kind = event[0]
     if kind == "deal":

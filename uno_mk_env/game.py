@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -46,7 +46,7 @@ from .cards import (
     counts_to_kinds,
 )
 from .errors import IllegalActionError, StateError
-from .events import event_for
+from .events import Event, event_for
 from .legality import CANDIDATES_ON, PLAY_IDS, UNO_KEY, W4_BIT, held_mask, w4_is_legal
 from .phases import PHASE_NAMES, Phase
 from .rules import MAX_PLAYERS, MIN_PLAYERS, Rules
@@ -155,8 +155,8 @@ class Game:
         if isinstance(seed, np.random.Generator):
             self.rng = seed
         else:  # created on first use: clones and determinized copies often never shuffle
-            self._rng = None
-            self._rng_source = seed
+            self._rng: np.random.Generator | None = None
+            self._rng_source: int | Mapping[str, Any] | None = seed
         self.scores = [0] * n
         self.round = 0
         self.round_over = False
@@ -166,7 +166,7 @@ class Game:
         self.round_hand_points: tuple[int, ...] | None = None
         self.num_steps = 0
         self.num_keeps = 0
-        self.events: list[tuple] = []
+        self.events: list[Event] = []
         self.events_start = 0
         self._round_start = 0
         self._uno_on = rules.uno == "on"
@@ -278,7 +278,7 @@ class Game:
                 rng = np.random.Generator(getattr(np.random, source["bit_generator"])())
                 rng.bit_generator.state = source
             else:
-                rng = np.random.default_rng(source)
+                rng = np.random.default_rng(cast("int | None", source))  # not a state: a seed
             self._rng = rng
             self._rng_source = None
         return rng
@@ -850,7 +850,7 @@ class Game:
         ``events[i]`` is event number ``events_start + i``."""
         return self.events_start + len(self.events)
 
-    def events_for(self, seat: int | None) -> list[tuple]:
+    def events_for(self, seat: int | None) -> list[Event]:
         """The event log as ``seat`` may see it (``None``: the full, omniscient log)."""
         if seat is None:
             return list(self.events)

@@ -1,9 +1,9 @@
 """Observation and global-state vectors, built from named pieces (docs/api.md#observation).
 
 The layout is one list of :class:`Piece` (name, size, description, upper bound); offsets are
-derived from it, the encoder writes the pieces in that order, and the README tables
-(:func:`layout_markdown`, :func:`state_layout_markdown`) are generated from the same list, as
-OpenSpiel's ``KuhnPokerObserver`` does.
+derived from it, the encoder writes the pieces in that order, and the tables of docs/environment.md
+(observation, :func:`layout_markdown`) and docs/api.md (``state()``, :func:`state_layout_markdown`)
+are generated from the same list, as OpenSpiel's ``KuhnPokerObserver`` does.
 
 * :func:`encode` turns a :class:`~uno_mk_env.PlayerView` (``game.view(seat)``) into a ``float32``
   vector of :data:`OBS_SIZE`. It sees nothing but the view, so it cannot leak hidden cards.
@@ -55,7 +55,7 @@ class Piece(NamedTuple):
     Attributes:
         name: identifier (also the key of :func:`split`).
         size: number of entries.
-        doc: what the entries mean (one README table cell).
+        doc: what the entries mean (one cell of the generated table).
         high: upper bound of every entry, or a tuple with one bound per entry; ``None`` for the
             score pieces, whose bound depends on the rules (see :func:`observation_high`).
     """
@@ -209,12 +209,12 @@ def _markdown(pieces: tuple[Piece, ...]) -> str:
 
 
 def layout_markdown() -> str:
-    """The README's observation table, generated from :data:`OBS_PIECES`."""
+    """The observation table of docs/environment.md, generated from :data:`OBS_PIECES`."""
     return _markdown(OBS_PIECES)
 
 
 def state_layout_markdown() -> str:
-    """The README's ``state()`` table, generated from :data:`STATE_PIECES`."""
+    """The ``state()`` table of docs/api.md, generated from :data:`STATE_PIECES`."""
     return _markdown(STATE_PIECES)
 
 

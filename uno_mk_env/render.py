@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from . import actions as A
 from .actions import KEEP
 from .cards import CODES, COLOUR_NAMES, ITEM_NAMES, NAMES
-from .events import event_for
+from .events import Event, event_for
 from .game import Game
 from .phases import PHASE_NAMES, Phase
 from .view import PlayerView
@@ -35,7 +35,7 @@ def _cards(kinds: Sequence[int]) -> str:
     return " ".join(CODES[k] for k in kinds)
 
 
-def _draw_text(event: tuple, names: Sequence[str]) -> str | None:
+def _draw_text(event: Event, names: Sequence[str]) -> str | None:
     seat, cards, reason = event[1], event[2], event[3]
     if reason == "deal":
         return None
@@ -47,26 +47,26 @@ def _draw_text(event: tuple, names: Sequence[str]) -> str | None:
     return f"{names[seat]} draws {len(cards)}{shown}{_DRAW_REASON.get(reason, '')}"
 
 
-def _reveal_text(event: tuple, names: Sequence[str]) -> str:
+def _reveal_text(event: Event, names: Sequence[str]) -> str:
     if event[3] is None:
         return f"{names[event[1]]} showed their hand to {names[event[2]]}"
     return f"{names[event[1]]} showed their hand: {_cards(event[3])}"
 
 
-def _catch_text(event: tuple, names: Sequence[str]) -> str:
+def _catch_text(event: Event, names: Sequence[str]) -> str:
     if event[1] < 0:
         return f"{names[event[2]]} missed UNO"
     return f"{names[event[1]]} caught {names[event[2]]}'s missed UNO"
 
 
-def _round_end_text(event: tuple, names: Sequence[str]) -> str:
+def _round_end_text(event: Event, names: Sequence[str]) -> str:
     if event[1] is None:
         return "round over, no winner"
     return f"{names[event[1]]} wins the round (+{event[2]} points)"
 
 
 #: One formatter per event type (docs/api.md#events): ``(event, names) -> line or None``.
-_EVENT_TEXT: dict[str, Callable[[tuple, Sequence[str]], str | None]] = {
+_EVENT_TEXT: dict[str, Callable[[Event, Sequence[str]], str | None]] = {
     "deal": lambda e, names: f"round {e[1]} dealt by {names[e[2]]}",
     "start_card": lambda e, names: f"start card {CODES[e[1]]}",
     "play": lambda e, names: f"{names[e[1]]} played {NAMES[e[2]]}",
@@ -91,7 +91,7 @@ _EVENT_TEXT: dict[str, Callable[[tuple, Sequence[str]], str | None]] = {
 }
 
 
-def event_text(event: tuple, names: Sequence[str], viewer: int | None = None) -> str | None:
+def event_text(event: Event, names: Sequence[str], viewer: int | None = None) -> str | None:
     """One event as text (``None`` for events not worth a line, e.g. dealt cards).
 
     ``event`` should already be filtered for ``viewer`` (:func:`uno_mk_env.events.event_for`).
@@ -100,7 +100,7 @@ def event_text(event: tuple, names: Sequence[str], viewer: int | None = None) ->
     return text(event, names) if text is not None else f"{event[0]} {event[1:]}"
 
 
-def events_text(events: Sequence[tuple], names: Sequence[str], viewer: int | None = None) -> str:
+def events_text(events: Sequence[Event], names: Sequence[str], viewer: int | None = None) -> str:
     """Events as one line: ``"player_2 played Wild Item Box → flipped G7 → Green Shell:
     player_0 draws 1"``."""
     out = ""

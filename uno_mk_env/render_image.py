@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from .cards import CODES, COLOUR_NAMES, COLOURS, ITEM_NAMES, NAMES, counts_to_codes
-from .events import event_for
+from .events import Event, event_for
 from .game import Game
 from .phases import PHASE_NAMES, Phase
 from .render import events_text
@@ -116,7 +116,7 @@ def last_decision_text(
 
 
 def _last_item(
-    events: Sequence[tuple], item: int, names: Sequence[str], seat: int | None
+    events: Sequence[Event], item: int, names: Sequence[str], seat: int | None
 ) -> dict[str, Any] | None:
     if item < 0:
         return None
@@ -237,7 +237,9 @@ def hand_slots(count: int) -> tuple[list[tuple[int, int]], int]:
     return slots, hidden
 
 
-def _arrow_points(clockwise: bool, cx: float, cy: float, r: float) -> tuple[list, list]:
+def _arrow_points(
+    clockwise: bool, cx: float, cy: float, r: float
+) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
     """A circular arrow (polyline points, arrowhead triangle) around ``(cx, cy)``."""
     start, end = 200, 480  # degrees, screen angles (y down: increasing is clockwise)
     pts = [(cx + r * math.cos(math.radians(a)), cy + r * math.sin(math.radians(a)))
@@ -322,7 +324,8 @@ def _font(size: int, bold: bool = False) -> Any:
 
 
 def _rgb(hex_colour: str) -> tuple[int, int, int]:
-    return tuple(int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))  # type: ignore[return-value]
+    red, green, blue = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+    return red, green, blue
 
 
 def _pil_text(text: str) -> str:
@@ -518,7 +521,8 @@ def draw_table(t: dict[str, Any]) -> np.ndarray:
     p.text(tx0, iy + 29, _cut(second, limit - 6), 12, PALETTE["text"], "la")
     if t["last"]:
         p.text(mid, iy + 62, _cut("last: " + t["last"], limit + 8), 12, light, "ma")
-    return np.asarray(p.image, dtype=np.uint8).copy()
+    frame: np.ndarray = np.asarray(p.image, dtype=np.uint8).copy()
+    return frame
 
 
 def render_image(

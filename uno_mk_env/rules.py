@@ -1,8 +1,8 @@
 """The rule options of docs/rules.md, in one typed, validated, immutable object.
 
 Every variant is declared once in :data:`OPTIONS` with its default, its allowed values and where it
-comes from; the README's options table is generated from it. An unknown option or a bad value
-raises :class:`RulesError` naming the option and what is allowed.
+comes from; the options table of docs/rules.md is generated from it. An unknown option or a bad
+value raises :class:`RulesError` naming the option and what is allowed.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .cards import COPIES, POINTS
+from .errors import UnoMkError
 
 
-class RulesError(ValueError):
+class RulesError(UnoMkError, ValueError):
     """An unknown rule option or a value it does not allow."""
 
 
@@ -257,7 +258,7 @@ def max_score(rules: Rules) -> int:
 
 
 def options_table() -> str:
-    """The README's rule-options table, generated from :data:`OPTIONS`."""
+    """The rule-options table of docs/rules.md, generated from :data:`OPTIONS`."""
     rows = ["| option | default | allowed | meaning |", "|---|---|---|---|"]
     for name, spec in OPTIONS.items():
         default = f"`{spec.default!r}`".replace("'", '"')

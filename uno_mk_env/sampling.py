@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -22,19 +22,24 @@ from .rules import Rules
 from .state import check_consistency
 from .view import COLOUR_AFTER_W4, COLOUR_NO_FLIP, VOID_MEMORY, PlayerView
 
+if TYPE_CHECKING:
+    from .game import Game
+
 __all__ = ["Condition", "check_view", "game_from_view"]
+
+_G = TypeVar("_G", bound="Game")
 
 #: ``condition(hands, draw_pile, rng)``: moves hidden cards in place (see ``Game.from_view``).
 Condition = Callable[[list[bytearray], list[int], np.random.Generator], None]
 
 
 def game_from_view(
-    cls: type,
+    cls: type[_G],
     view: PlayerView,
     rng: np.random.Generator,
     condition: Condition | None = None,
     validate: bool = True,
-) -> Any:
+) -> _G:
     """A game of class ``cls`` sampled uniformly among those consistent with ``view`` (see
     ``Game.from_view``)."""
     if validate:
@@ -46,8 +51,8 @@ def game_from_view(
     g._setup(view.rules, int(rng.integers(2**63)))
     seat = view.seat
     n = view.num_players
-    pool = counts_to_kinds(unseen)
-    pool = [pool[i] for i in rng.permutation(len(pool))]
+    kinds = counts_to_kinds(unseen)
+    pool = [kinds[i] for i in rng.permutation(len(kinds))]
     _copy_public_fields(g, view)
     top = view.top_card
     below = [k for k in range(NUM_KINDS) for _ in range(view.discard_counts[k] - (k == top))]

@@ -10,7 +10,7 @@ same consistency check, so neither can build a game that fails later.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
 import numpy as np
 
@@ -34,7 +34,12 @@ from .phases import PHASE_NAMES, Phase
 from .rules import MAX_ROUND_POINTS, Rules, RulesError, max_score
 from .view import COLOUR_AFTER_W4, COLOUR_CONTEXT_NAMES, COLOUR_NO_FLIP, NO_CARD, VOID_MEMORY
 
+if TYPE_CHECKING:
+    from .game import Game
+
 __all__ = ["STATE_FORMAT", "check_consistency", "game_from_dict", "game_to_dict"]
+
+_G = TypeVar("_G", bound="Game")
 
 STATE_FORMAT = 1
 #: Fields a minimal position must give.
@@ -124,7 +129,7 @@ def _jsonable(state: dict[str, Any]) -> dict[str, Any]:
 # ------------------------------------------------------------------------ field primitives
 
 
-def _is_int(v: Any) -> bool:
+def _is_int(v: object) -> TypeGuard[int]:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
@@ -422,7 +427,7 @@ _PARSERS = (
 )
 
 
-def game_from_dict(cls: type, d: Any, seed: int | None) -> Any:
+def game_from_dict(cls: type[_G], d: Any, seed: int | None) -> _G:
     """A game of class ``cls`` from a state dict (see ``Game.from_dict``)."""
     if not isinstance(d, Mapping):
         raise StateError(f"state must be a mapping, got {type(d).__name__}")
@@ -551,9 +556,9 @@ def _check_scores(g: Any) -> None:
             shown = x if abs(x) < 10**12 else f"a {len(str(abs(x)))}-digit number"
             raise StateError(f"'scores[{s}]' is {shown}; allowed 0-{high} under these rules")
     if rules.match == "target_score" and not g.game_over:
-        high = [s for s, x in enumerate(g.scores) if x >= rules.target_score]
-        if high:
-            raise StateError(f"'scores': seat(s) {high} reached target_score "
+        reached = [s for s, x in enumerate(g.scores) if x >= rules.target_score]
+        if reached:
+            raise StateError(f"'scores': seat(s) {reached} reached target_score "
                              f"{rules.target_score} but the game is not over")
     if rules.match == "fixed_rounds" and g.round > rules.rounds:
         raise StateError(f"'round' {g.round} exceeds rules.rounds {rules.rounds}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import types
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
@@ -106,12 +106,12 @@ def behaviour_cloning_warm_start(algo: Any, args: Args) -> dict[str, Any]:
     from ..behaviour_cloning import behaviour_cloning
 
     env = UnoMultiAgentEnv({"num_players": args.num_players})
-    module = RLModuleSpec(
+    module = cast(MaskedActorCritic, RLModuleSpec(  # build() makes a module_class
         module_class=MaskedActorCritic,
-        observation_space=env.observation_spaces[LEARNER_AGENT.format(0)],
-        action_space=env.action_spaces[LEARNER_AGENT.format(0)],
+        observation_space=env.get_observation_space(LEARNER_AGENT.format(0)),
+        action_space=env.get_action_space(LEARNER_AGENT.format(0)),
         model_config={"hidden": _args.ints(args.net_arch), "activation": args.activation},
-    ).build()
+    ).build())
     module.set_state(algo.learner_group.get_weights([MAIN])[MAIN])
     demo_args = dataclasses.replace(
         train_ppo.Args(), num_players=args.num_players, reward=args.reward,

@@ -56,14 +56,16 @@ class UnoMultiAgentEnv(PettingZooEnv):
                         for i, spec in enumerate(specs)] for seat in range(n)]
         self.learner_ids = [LEARNER_AGENT.format(s) for s in range(n)]
         self.league_ids = [LEAGUE_AGENT.format(s) for s in range(n)]
-        self.possible_agents = self.learner_ids + self.league_ids
+        names = self.learner_ids + self.league_ids
+        self.possible_agents = [*names]  # a list of RLlib's AgentID
         self.agents = []
         pz_agent = self.env.possible_agents[0]
-        self.observation_spaces = dict.fromkeys(self.possible_agents,
-                                                self.env.observation_space(pz_agent))
-        self.action_spaces = dict.fromkeys(self.possible_agents, self.env.action_space(pz_agent))
-        self.observation_space = gymnasium.spaces.Dict(self.observation_spaces)
-        self.action_space = gymnasium.spaces.Dict(self.action_spaces)
+        observation = self.env.observation_space(pz_agent)
+        action = self.env.action_space(pz_agent)
+        self.observation_spaces = dict.fromkeys(self.possible_agents, observation)
+        self.action_spaces = dict.fromkeys(self.possible_agents, action)
+        self.observation_space = gymnasium.spaces.Dict(dict.fromkeys(names, observation))
+        self.action_space = gymnasium.spaces.Dict(dict.fromkeys(names, action))
         self._seat_agent: list[str | None] = [None] * n  # None: a rule-based seat
         self._seat_fixed: list[Any] = [None] * n
         self._seat_of = {a: s for s, a in enumerate(self.env.possible_agents)}
@@ -105,7 +107,11 @@ class UnoMultiAgentEnv(PettingZooEnv):
             else:
                 self._seat_agent[seat] = self.learner_ids[seat]
 
-    def step(self, action_dict: dict[Any, Any]) -> tuple[dict, dict, dict, dict, dict]:
+    # RLlib's MultiAgentEnv derives from gymnasium.Env but its step returns five dicts, not
+    # Env.step's single-agent tuple; the ignore is unused when ray is not installed (it is Any)
+    def step(  # type: ignore[override, unused-ignore]
+        self, action_dict: dict[Any, Any]
+    ) -> tuple[dict, dict, dict, dict, dict]:
         seat = self.game.current_player
         agent = self._seat_agent[seat]
         if agent not in action_dict or len(action_dict) != 1:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -31,13 +31,16 @@ class MaskedActorCritic(TorchRLModule, ValueFunctionAPI):
     :func:`export_module` writes as a policy ``.npz``."""
 
     def setup(self) -> None:
-        config = dict(self.model_config or {})
+        # RLlib types model_config as a dict or a DefaultModelConfig and the spaces as any Space
+        # or None: this module is built with a dict, the env's Dict (or Box) and Discrete spaces
+        config = dict(cast("dict[str, Any]", self.model_config or {}))
         hidden = [int(h) for h in config.get("hidden", [256, 256])]
         activation = {"tanh": nn.Tanh, "relu": nn.ReLU}[config.get("activation", "tanh")]
-        space = self.observation_space
+        space: Any = self.observation_space
         inputs = int(space["observation"].shape[0]) if hasattr(space, "spaces") else int(
             space.shape[0])
-        outputs = int(self.action_space.n)
+        action_space: Any = self.action_space
+        outputs = int(action_space.n)
 
         def mlp(out: int, last_gain: float) -> nn.Sequential:
             layers: list[nn.Module] = []
