@@ -57,6 +57,7 @@ from .view import (
     NO_CARD,
     VOID_MEMORY,
     PlayerView,
+    player_view,
 )
 
 if TYPE_CHECKING:
@@ -81,8 +82,6 @@ _TARGET_ACTIONS = {
 #: ``Game(event_log=...)``: ``"recent"`` keeps the current and the previous round's events (memory
 #: bounded over a match of any length), ``"all"`` the whole match.
 EVENT_LOGS = ("recent", "all")
-_new_view = tuple.__new__
-assert len(PlayerView._fields) == 33, "Game.view builds PlayerView positionally: update it"
 
 
 def _as_action_id(action: Any) -> int:
@@ -791,58 +790,9 @@ class Game:
         self._legal = ()
 
     # ---------------------------------------------------------------- views
-    def view(self, seat: int) -> PlayerView:
-        """What ``seat`` may know (docs/api.md#playerview), as an immutable :class:`PlayerView`."""
-        if not 0 <= seat < self.num_players:
-            raise ValueError(f"seat {seat} out of range 0-{self.num_players - 1}")
-        decider = self.current_player == seat
-        revealed = None
-        revealed_by = -1
-        for w4p, to, shown in self.reveals:
-            if to == seat:
-                counts = bytearray(NUM_KINDS)
-                for k in shown:
-                    counts[k] += 1
-                revealed = bytes(counts)
-                revealed_by = w4p
-        m = self.uno_miss
-        # Positional construction (fields in PlayerView order) is 4x faster than keywords; the
-        # view is built at every decision by agents and the observation encoder.
-        return _new_view(PlayerView, (
-            seat,
-            self.num_players,
-            self.rules,
-            self.phase,
-            self.current_player,
-            bytes(self.hands[seat]),
-            self.discard[-1],
-            self.colour,
-            self.drawn if decider else _NO_CARD,
-            self.direction,
-            tuple(self.sizes),
-            tuple(self.uno_called),
-            tuple(self.scores),
-            len(self.draw_pile),
-            len(self.discard),
-            bytes(self.discard_counts),
-            self.w4_player,
-            self.w4_prev_colour,
-            revealed,
-            revealed_by,
-            self.last_item,
-            m if (m >= 0 and not self._catch_auto and self.sizes[m] == 1) else -1,
-            m,
-            self.dealer,
-            self.round,
-            self.colour_context,
-            self.idle_turns,
-            self.turn_player,
-            self.previous_turn_player,
-            b"".join(self.void_evidence),
-            self.w4_hand_size,
-            int(self.w4_illegal) if seat == self.w4_player else -1,
-            self.legal_action_ids() if decider else (),
-        ))
+    #: What ``seat`` may know (docs/api.md#playerview), as an immutable :class:`PlayerView`
+    #: (:func:`uno_mk_env.view.player_view`).
+    view = player_view
 
     @property
     def event_count(self) -> int:
@@ -871,32 +821,12 @@ class Game:
         condition: Condition | None = None,
         validate: bool = True,
     ) -> Game:
-        """A full game sampled uniformly among those consistent with ``view``.
-
-        The cards the seat cannot see (deck minus its hand minus the discard pile) are shuffled
-        and dealt to the other hands (same sizes) and the draw pile (same size); the game gets a
-        fresh generator drawn from ``rng``, so it cannot know future shuffles either. The discard
-        pile keeps its top card (its order below is not public and never matters: it is shuffled
-        when reused, R9). Knowledge the view holds only as history (a hand revealed by an earlier
-        challenge) is kept as history but does not constrain the sample. If another seat is
-        deciding whether to play a card it just drew, that card is sampled among the unseen kinds
-        that are playable. The hidden W4 legality of a pending challenge is
-        recomputed from the sampled hand of the W4 player.
-
-        ``condition(hands, draw_pile, rng)``, if given, may then move the hidden cards between
-        the other seats' hands (``bytearray`` counts per kind) and the draw pile (a list of kinds,
-        top last) in place, to bias the sample with a belief (an agent's guess of who lacks a
-        colour, say). It must keep every hand's size, the draw pile's length, the viewer's hand,
-        and the card a deciding seat just drew in its hand; the game's derived state (playable
-        kinds, W4 legality) is computed after it.
-
-        ``validate=False`` skips checking ``view`` itself (its fields' types, ranges and counts;
-        about a third of the cost): only for a view just made by :meth:`view`, as a search agent
-        makes thousands. The sampled game is checked either way.
+        """A full game sampled uniformly among those consistent with ``view``: see
+        :func:`uno_mk_env.sampling.game_from_view` (``condition``, ``validate``, what is kept).
 
         Raises:
             StateError: ``view`` could not come from a real game (a tampered field, named), or
-                ``condition`` broke one of those rules (the sample is discarded).
+                ``condition`` broke one of its rules (the sample is discarded).
         """
         from .sampling import game_from_view
 

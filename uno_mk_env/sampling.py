@@ -40,8 +40,34 @@ def game_from_view(
     condition: Condition | None = None,
     validate: bool = True,
 ) -> _G:
-    """A game of class ``cls`` sampled uniformly among those consistent with ``view`` (see
-    ``Game.from_view``)."""
+    """A game of class ``cls`` (``Game.from_view``) sampled uniformly among those consistent
+    with ``view``.
+
+    The cards the seat cannot see (deck minus its hand minus the discard pile) are shuffled
+    and dealt to the other hands (same sizes) and the draw pile (same size); the game gets a
+    fresh generator drawn from ``rng``, so it cannot know future shuffles either. The discard
+    pile keeps its top card (its order below is not public and never matters: it is shuffled
+    when reused, R9). Knowledge the view holds only as history (a hand revealed by an earlier
+    challenge) is kept as history but does not constrain the sample. If another seat is
+    deciding whether to play a card it just drew, that card is sampled among the unseen kinds
+    that are playable. The hidden W4 legality of a pending challenge is
+    recomputed from the sampled hand of the W4 player.
+
+    ``condition(hands, draw_pile, rng)``, if given, may then move the hidden cards between
+    the other seats' hands (``bytearray`` counts per kind) and the draw pile (a list of kinds,
+    top last) in place, to bias the sample with a belief (an agent's guess of who lacks a
+    colour, say). It must keep every hand's size, the draw pile's length, the viewer's hand,
+    and the card a deciding seat just drew in its hand; the game's derived state (playable
+    kinds, W4 legality) is computed after it.
+
+    ``validate=False`` skips checking ``view`` itself (its fields' types, ranges and counts;
+    about a third of the cost): only for a view just made by ``Game.view``, as a search agent
+    makes thousands. The sampled game is checked either way.
+
+    Raises:
+        StateError: ``view`` could not come from a real game (a tampered field, named), or
+            ``condition`` broke one of those rules (the sample is discarded).
+    """
     if validate:
         unseen = check_view(view)
     else:
