@@ -90,7 +90,7 @@ from .observation import OBS_SIZE, action_mask, encode, observation_high
 from .rewards import round_rewards
 from .rules import Rules
 
-__all__ = ["UnoMarioKartGymEnv"]
+__all__ = ["UnoMarioKartGymEnv", "ask_opponent"]
 
 Policy = Any  # an agent with .act(observation, action_mask, view) or a callable (obs, mask)
 
@@ -329,25 +329,30 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         return total
 
     def _ask(self, policy: Policy, seat: int, legal: tuple[int, ...]) -> int:
-        """An opponent's decision (:func:`uno_mk_env.agent.agent_action` for an agent).
-
-        Raises:
-            IllegalActionError: the opponent chose an illegal action (a bug in the opponent).
-        """
-        from .agent import AgentError, agent_action
-
         game = self._game
         assert game is not None  # reset() made it
-        if getattr(policy, "act", None) is None:  # a plain callable (observation, mask)
-            view = game.view(seat)
-            action = policy(encode(view), action_mask(legal))
-            if action not in legal:
-                raise IllegalActionError(f"opponent {policy!r} at seat {seat} returned an "
-                                         f"illegal action {action!r} (legal: {list(legal)})")
-            return int(action)
-        try:
-            return agent_action(policy, game, f"opponent {policy!r}")
-        except AgentError as e:
-            if e.__cause__ is None:  # an illegal choice, not an exception of the opponent's
-                raise IllegalActionError(str(e)) from None
-            raise
+        return ask_opponent(policy, game, seat, legal)
+
+
+def ask_opponent(policy: Any, game: Game, seat: int, legal: tuple[int, ...]) -> int:
+    """An opponent's decision, in the single env and the vector env alike: a plain callable
+    ``(observation, mask) -> action`` is given the seat's observation and mask, an agent is asked
+    through :func:`uno_mk_env.agent.agent_action`.
+
+    Raises:
+        IllegalActionError: the opponent chose an illegal action (a bug in the opponent).
+    """
+    from .agent import AgentError, agent_action
+
+    if getattr(policy, "act", None) is None:  # a plain callable (observation, mask)
+        action = policy(encode(game.view(seat)), action_mask(legal))
+        if action not in legal:
+            raise IllegalActionError(f"opponent {policy!r} at seat {seat} returned an "
+                                     f"illegal action {action!r} (legal: {list(legal)})")
+        return int(action)
+    try:
+        return agent_action(policy, game, f"opponent {policy!r}")
+    except AgentError as e:
+        if e.__cause__ is None:  # an illegal choice, not an exception of the opponent's
+            raise IllegalActionError(str(e)) from None
+        raise

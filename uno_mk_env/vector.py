@@ -64,7 +64,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from . import actions as A
 from .env import DEFAULT_MAX_STEPS, check_env_options
 from .game import Game, IllegalActionError
-from .gym_env import UnoMarioKartGymEnv
+from .gym_env import UnoMarioKartGymEnv, ask_opponent
 from .observation import OBS_SIZE, action_mask, encode, observation_high
 from .rewards import round_rewards
 from .rules import Rules
@@ -170,7 +170,7 @@ class _Tables:
                 batched = getattr(policy, "batched_policy", None)  # BatchedAgent, duck-typed
                 if batched is not None and batched() is not None:
                     return policy
-                action = _ask(policy, game, p, legal)
+                action = ask_opponent(policy, game, p, legal)
             game.step(action)
             t.reward += t._after_step(action)
         return None
@@ -205,29 +205,6 @@ class _Tables:
                     t = self.tables[i]
                     t.reward += t._after_step(action)
                     pending.append(i)
-
-
-def _ask(policy: Any, game: Game, seat: int, legal: tuple[int, ...]) -> int:
-    """An opponent's decision, asked as the single env asks it
-    (:func:`uno_mk_env.agent.agent_action` for an agent).
-
-    Raises:
-        IllegalActionError: the opponent chose an illegal action (a bug in the opponent).
-    """
-    from .agent import AgentError, agent_action
-
-    if getattr(policy, "act", None) is None:  # a plain callable (observation, mask)
-        action = policy(encode(game.view(seat)), action_mask(legal))
-        if action not in legal:
-            raise IllegalActionError(f"opponent {policy!r} at seat {seat} returned an "
-                                     f"illegal action {action!r} (legal: {list(legal)})")
-        return int(action)
-    try:
-        return agent_action(policy, game, f"opponent {policy!r}")
-    except AgentError as e:
-        if e.__cause__ is None:  # an illegal choice, not an exception of the opponent's
-            raise IllegalActionError(str(e)) from None
-        raise
 
 
 def _reset_seeds(seed: int | Sequence[int] | None, n: int) -> list[int | None]:
