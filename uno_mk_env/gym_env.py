@@ -314,12 +314,7 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         total = 0.0
         while not self._over and game.current_player != me:
             p = game.current_player
-            policy = self.opponents[(p - me) % n - 1]
-            legal = game.legal_action_ids()
-            if policy is None:
-                action = legal[int(self.np_random.random() * len(legal))]
-            else:
-                action = self._ask(policy, p, legal)
+            action = self._opponent_action(game, p, self.opponents[(p - me) % n - 1])
             if history is not None:
                 history.before(game)
             game.step(action)
@@ -328,9 +323,12 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
             total += self._after_step(action)
         return total
 
-    def _ask(self, policy: Policy, seat: int, legal: tuple[int, ...]) -> int:
-        game = self._game
-        assert game is not None  # reset() made it
+    def _opponent_action(self, game: Game, seat: int, policy: Policy) -> int:
+        """The action of the opponent at ``seat``: uniform over the legal ones from the env's
+        generator when ``policy`` is ``None``, else :func:`ask_opponent`."""
+        legal = game.legal_action_ids()
+        if policy is None:
+            return legal[int(self.np_random.random() * len(legal))]
         return ask_opponent(policy, game, seat, legal)
 
 

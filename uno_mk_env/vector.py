@@ -64,7 +64,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from . import actions as A
 from .env import DEFAULT_MAX_STEPS, check_env_options
 from .game import Game, IllegalActionError
-from .gym_env import UnoMarioKartGymEnv, ask_opponent
+from .gym_env import UnoMarioKartGymEnv
 from .observation import OBS_SIZE, action_mask, encode, observation_high
 from .rewards import round_rewards
 from .rules import Rules
@@ -163,14 +163,10 @@ class _Tables:
         while not t._over and game.current_player != me:
             p = game.current_player
             policy = t.opponents[(p - me) % n - 1]
-            legal = game.legal_action_ids()
-            if policy is None:
-                action = legal[int(t.np_random.random() * len(legal))]
-            else:
-                batched = getattr(policy, "batched_policy", None)  # BatchedAgent, duck-typed
-                if batched is not None and batched() is not None:
-                    return policy
-                action = ask_opponent(policy, game, p, legal)
+            batched = getattr(policy, "batched_policy", None)  # BatchedAgent, duck-typed
+            if batched is not None and batched() is not None:
+                return policy
+            action = t._opponent_action(game, p, policy)
             game.step(action)
             t.reward += t._after_step(action)
         return None
