@@ -64,7 +64,7 @@ __all__ = [
     "MAX_DATA_BYTES", "MAX_ENTRY_BYTES", "MAX_LAYERS", "MAX_MESSAGE_CHARS", "MAX_WEIGHTS",
     "OBS_SCALE", "PIECE_SCALE", "POLICY_FORMAT", "POLICY_FORMAT_VERSION",
     "PPOAgent", "PRIVILEGED_SIZE", "STATE_PIECE_SCALE", "STATE_SCALE", "ModelFileError",
-    "export_policy", "load_policy", "resolve_model_path", "sb3_data", "sb3_literal",
+    "export_policy", "load_policy", "numpy_actor", "resolve_model_path", "sb3_data", "sb3_literal",
     "write_policy",
 ]
 
@@ -305,6 +305,17 @@ class _NumpyActor:
             x = self.activation(x @ w + b)
         w, b = self.layers[-1]
         return x @ w + b
+
+
+def numpy_actor(layers: list[tuple[np.ndarray, np.ndarray]], activation: str,
+                scale: np.ndarray | None = None) -> _NumpyActor:
+    """The numpy actor of an MLP given by its ``(W, b)`` layers (as :func:`write_policy`
+    takes them), with ``logits(obs)`` for a batch of observations.
+
+    Raises:
+        ValueError: the layers do not make such an actor.
+    """
+    return _NumpyActor.checked(layers, activation, scale)
 
 
 def _read_entry(path: Path, archive: zipfile.ZipFile, name: str) -> bytes:

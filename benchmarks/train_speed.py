@@ -142,36 +142,27 @@ def fast(steps: int, seed: int, workers: int = 2) -> tuple[float, float]:
     import torch
 
     from uno_mk_env.training import ppo_fast as F
-    from uno_mk_env.training.vector_envs import ProcessVectorEnv, make_vector_training_env
+    from uno_mk_env.training.rollouts import ProcessRollouts, TableRollouts
 
     args = dataclasses.replace(F.Args(), seed=seed, env_workers=workers, **FAST_AS_MEASURED)
     torch.manual_seed(seed)
-    torch.set_num_threads(1)
-    pids: list[int] = []
-    if workers:
-        venv = ProcessVectorEnv(F._env_view(args), args.n_envs, workers)
-        league = venv.league
-        pids = [p.pid for p in venv._procs]
-    else:
-        venv, league = make_vector_training_env(F._env_view(args), args.n_envs)
-    league.add(SNAPSHOT, 1)  # (waits until the workers are up)
+    torch.set_num_threads(args.torch_threads)
+    tables: Any = (ProcessRollouts(F._env_view(args), args.n_envs, workers) if workers
+                   else TableRollouts(F._env_view(args), args.n_envs))
+    pids = [p.pid for p in getattr(tables, "_procs", [])]
+    tables.league.add(SNAPSHOT, 1)  # (waits until the workers are up)
     agent = F.make_agent(args)
     opt = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
-    buf = F.Rollout(args)
     rng = np.random.default_rng(seed)
     stats: dict[str, list[float]] = {"return": [], "length": [], "place": []}
     t, c = time.perf_counter(), cpu_seconds(pids)
-    obs, _ = venv.reset(seed=seed)
-    state = {"obs": torch.as_tensor(obs), "masks": torch.as_tensor(venv.action_masks())}
+    tables.reset(seed)
     for _ in range(max(1, steps // (args.n_envs * args.n_steps))):
-        F.collect(agent, venv, state, buf, args, stats)
-        with torch.no_grad():
-            _, last = agent(state["obs"])
-        adv, returns = buf.advantages(last, args.gamma, args.gae_lambda)
+        buf = F.collect(agent, tables, args, stats)
+        adv, returns = buf.advantages(args.gamma, args.gae_lambda)
         F.update(agent, opt, buf, adv, returns, args, rng)
     seconds, cpu = time.perf_counter() - t, cpu_seconds(pids) - c
-    if workers:
-        venv.close()
+    tables.close()
     return seconds, cpu
 
 

@@ -59,6 +59,37 @@ def test_same_seed_same_weights_and_a_playable_policy(tmp_path: Path,
     assert agent.act(np.zeros(437, np.float32), mask, None) in (3, 54)  # type: ignore[arg-type]
 
 
+def test_init_policy_and_critic_warmup(tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """--init-policy starts the actor from a policy file (no behaviour cloning); during
+    --critic-warmup steps only the critic learns, so the actor leaves the run unchanged, and
+    after it the actor moves."""
+    from uno_mk_env.training import curves
+
+    monkeypatch.setattr(curves, "plot_curve", lambda *a, **k: None)
+    start = train(tiny(tmp_path))["policy"]
+    frozen = train(tiny(tmp_path, seed=3, init_policy=start, critic_warmup=96,
+                        bc_teacher="greedy"))
+    moved = train(tiny(tmp_path, seed=3, init_policy=start, critic_warmup=32))
+    w0, w1, w2 = arrays(start), arrays(frozen["policy"]), arrays(moved["policy"])
+    assert all(np.array_equal(w0[k], w1[k]) for k in w0)
+    assert not all(np.array_equal(w0[k], w2[k]) for k in w0)
+    config = json.loads((Path(frozen["run_dir"]) / "config.json").read_text())
+    assert "behaviour_cloning" not in config and config["args"]["init_policy"] == start
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"init_policy": "models/ppo_2p.npz"}, r"--init-policy models/ppo_2p.npz: a tanh MLP of "
+                                           r"sizes \[437, 256, 256, 73\]"),
+    ({"init_policy": "missing.npz"}, "--init-policy: .*missing.npz"),
+    ({"init_policy": "README.md"}, "--init-policy: .*not a model file"),
+])
+def test_init_policy_refusals(tmp_path: Path, change: dict, message: str) -> None:
+    with pytest.raises(TrainingError, match=message):
+        train(tiny(tmp_path, **change))
+    assert not (tmp_path / "runs").exists()
+
+
 @pytest.mark.parametrize("change,message", [
     ({"resume": "x.zip"}, "--resume"),
     ({"reward": "place"}, "--reward place"),
@@ -94,38 +125,50 @@ def test_final_evaluation_follows_the_budget() -> None:
 
 
 @pytest.mark.slow  # two spawned worker processes: ~10 s on a quiet machine, minutes on a busy one
-def test_tables_over_processes_are_the_same_tables() -> None:
-    """ProcessVectorEnv (2 workers) gives, table for table, the trajectories of one in-process
-    vector env of all the tables: self-play snapshots included."""
-    from uno_mk_env.training.ppo_fast import _env_view
-    from uno_mk_env.training.vector_envs import ProcessVectorEnv, make_vector_training_env
+def test_rollouts_over_processes_are_the_in_process_rollouts() -> None:
+    """ProcessRollouts (2 workers, 3 tables each) plays, table for table, the rollouts of one
+    in-process TableRollouts of all 6 tables (the plain reference): self-play snapshots,
+    ended episodes and the state carried into the next rollout included."""
+    from uno_mk_env.agents.ppo import OBS_SCALE
+    from uno_mk_env.training.ppo_fast import _env_view, actor_layers, make_agent
+    from uno_mk_env.training.rollouts import ProcessRollouts, TableRollouts
 
-    args = _env_view(dataclasses.replace(Args(), seed=5, self_play_prob=0.5))
-    local, league = make_vector_training_env(args, 6)
-    procs = ProcessVectorEnv(args, 6, workers=2)
+    args = dataclasses.replace(Args(), seed=5, self_play_prob=0.5, net_arch="16")
+    env_args = _env_view(args)
+    local = TableRollouts(env_args, 6)
+    procs = ProcessRollouts(env_args, 6, workers=2)
+    layers = actor_layers(make_agent(args))
     try:
-        for add in (league.add, procs.league.add):
+        for add in (local.league.add, procs.league.add):
             assert add("models/ppo_2p.npz", 3) == 1
-        obs, _ = local.reset(seed=5)
-        obs2, _ = procs.reset(seed=5)
-        ended = 0
-        for _ in range(150):
-            np.testing.assert_array_equal(obs, obs2)
-            masks = local.action_masks()
-            np.testing.assert_array_equal(masks, procs.action_masks())
-            actions = masks.argmax(1)
-            obs, rewards, terms, truncs, info = local.step(actions)
-            obs2, rewards2, terms2, truncs2, info2 = procs.step(actions)
-            np.testing.assert_array_equal(rewards, rewards2)
-            np.testing.assert_array_equal(terms | truncs, terms2 | truncs2)
-            for i in np.flatnonzero(terms | truncs):
-                ended += 1
-                np.testing.assert_array_equal(info["final_obs"][i], info2["final_obs"][i])
-                for key in ("r", "l", "place"):
-                    assert info["episode"][key][i] == info2["episode"][key][i]
-        assert ended >= 3
+        local.reset(5)
+        procs.reset(5)
+        for _ in range(3):
+            a = local.rollout(layers, "tanh", OBS_SCALE, 60)
+            b = procs.rollout(layers, "tanh", OBS_SCALE, 60)
+            for key in ("obs", "masks", "actions", "rewards", "dones", "last_obs", "last_masks"):
+                np.testing.assert_array_equal(getattr(a, key), getattr(b, key), err_msg=key)
+            assert a.episodes == b.episodes and len(a.episodes) >= 3
+            assert a.actions.shape == (60, 6)
+            assert all(a.masks[t, j, a.actions[t, j]] for t in range(60) for j in range(6))
     finally:
         procs.close()
+
+
+def test_sampled_actions_follow_the_masked_policy() -> None:
+    """The inverse-CDF draw never picks an illegal action and follows the masked softmax."""
+    from uno_mk_env.training.rollouts import sample_actions
+
+    rng = np.random.default_rng(0)
+    logits = np.log(np.array([[0.5, 0.2, 0.3, 0.0]], np.float32) + 1e-30).repeat(20_000, 0)
+    masks = np.array([[True, False, True, True]]).repeat(20_000, 0)
+    actions = sample_actions(logits, masks, 1.0 - rng.random(20_000))
+    counts = np.bincount(actions, minlength=4) / 20_000
+    assert counts[1] == 0 and counts[3] == 0  # illegal; and legal with probability 0
+    np.testing.assert_allclose(counts[[0, 2]], [0.5 / 0.8, 0.3 / 0.8], atol=0.015)
+    edge = sample_actions(np.zeros((2, 4), np.float32), np.array([[False, True, True, False]] * 2),
+                          np.array([1e-300, 1.0]))
+    assert edge.tolist() == [1, 2]
 
 
 def test_sb3_adapter_runs_maskable_ppo() -> None:

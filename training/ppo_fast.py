@@ -1,4 +1,4 @@
-"""A lean PPO for UNO Mario Kart in one process, CleanRL style, on the batched vector env.
+"""A lean single-file PPO for UNO Mario Kart, CleanRL style, on the batched vector env.
 
 ::
 
@@ -6,24 +6,27 @@
     python -m uno_mk_env.training.ppo_fast --help          # every argument, documented
 
 ``--n-envs`` tables (:class:`uno_mk_env.vector.UnoMarioKartVectorEnv`, built by
-:func:`uno_mk_env.training.vector_envs.make_vector_training_env`) are stepped together: one
-torch forward pass decides every learner seat, one numpy forward pass every table waiting on
-the same self-play snapshot, and the rule-based opponents play table by table. The tables are
-split over ``--env-workers`` processes (:class:`uno_mk_env.training.vector_envs.
-ProcessVectorEnv`) that step at the same time while the learner waits; the trajectories do not
-depend on the split. The update is
+:func:`uno_mk_env.training.vector_envs.make_vector_training_env`) are played together, split
+over ``--env-workers`` processes (:mod:`uno_mk_env.training.rollouts`): at each rollout the
+learner sends its actor's weights, every worker plays ``--n-steps`` steps of its tables with a
+numpy copy of the actor (one forward pass per step for all its learner seats, one for every
+table waiting on the same self-play snapshot, the rule-based opponents table by table) and
+sends the rollout back whole; the rollouts do not depend on the split. The learner then
+computes the values and log-probabilities in one batched torch pass and updates, using
+``--torch-threads`` while the workers wait. The update is
 PPO with a masked categorical policy (illegal logits set to -1e8, as sb3-contrib's
 ``MaskablePPO``), clipped objective, GAE, normalised advantages and a separate value network;
 the tables' opponents are the sb3 backend's (``--opponents`` weighted by
 ``--opponent-weights``, and with ``--self-play-prob`` a snapshot of the learner, taken every
 ``--snapshot-every`` steps when the latest evaluation did not drop).
 
-**Reproducible**: the same command on the same commit gives the same weights (one process,
-``--torch-threads 1``, numpy's BLAS limited to one thread, every random stream derived from
-``--seed``); training stops at ``--total-timesteps`` rounded up to whole rollouts
-(``--n-envs`` x ``--n-steps``). ``--max-minutes`` stops training that many minutes after the
-run began, behaviour cloning and evaluations included (then the final evaluation and the
-outputs follow; ``"complete": false``).
+**Reproducible**: the same command on the same commit and machine gives the same weights
+(a fixed ``--torch-threads``, numpy's BLAS limited to one thread, every random stream derived
+from ``--seed``, each table's action draws from its own generator); training stops at
+``--total-timesteps`` rounded up to whole rollouts (``--n-envs`` x ``--n-steps``).
+``--max-minutes`` stops training that many minutes after the run began, behaviour cloning and
+evaluations included (then the final evaluation and the outputs follow; ``"complete":
+false``).
 
 Outputs in ``runs/<run_name>/``: ``config.json`` (arguments, command, git commit, versions,
 seeds), ``progress.csv`` (one row per update), ``eval.csv`` and ``curve.png``, ``snapshots/``,
@@ -89,11 +92,14 @@ class Args(TrainArgs):
     """snapshots kept in the self-play league (the oldest is dropped)"""
     snapshot_deterministic: bool = False
     """snapshots play their most likely action instead of sampling from their policy"""
+    torch_threads: int = 2
+    """torch intra-op threads of the update (the env workers wait while it runs, so 2 use both
+    cores of a 2-core machine; a run is bit-reproducible for a given number)"""
     n_envs: int = 64
-    """tables stepped together (the learner's forward pass is batched over them)"""
+    """tables played together (each step of the actor is batched over them)"""
     env_workers: int = 2
-    """processes the tables are split over, stepping at the same time (0: all in the learner's
-    process); the run is the same either way"""
+    """processes the tables are split over, each playing its share of every rollout with a
+    numpy copy of the actor (0: all in the learner's process); the run is the same either way"""
     n_steps: int = 128
     """steps per table per rollout (a rollout is --n-envs x --n-steps learner decisions)"""
     batch_size: int = 1024
@@ -112,6 +118,13 @@ class Args(TrainArgs):
     """gradient clipping norm"""
     target_kl: float = 0.0
     """stop an update's epochs early when the approximate KL exceeds this (0: never)"""
+    critic_warmup: int = 0
+    """learner steps at the start of PPO during which only the value network learns (the
+    actor is frozen): a critic that fits the starting policy before its advantages steer it"""
+    init_policy: str = ""
+    """start the actor from this policy .npz instead of behaviour cloning (read without
+    unpickling; its layers must match --net-arch and --activation), e.g. to continue a shipped
+    model; the critic starts fresh (see --critic-warmup)"""
     total_timesteps: int = 10_000_000
     learning_rate: float = 1e-4
     bc_teacher: str = "strategic"
@@ -157,6 +170,8 @@ def check_args(args: Args) -> None:
         raise TrainingError("--eval-opponents is empty: give at least one agent spec")
     check_vector_args(_env_view(args))
     check_agent_specs(args, ("opponents", "eval_opponents", "bc_teacher"))
+    if args.init_policy:
+        initial_actor(args)
 
 
 def _env_view(args: Args) -> Any:
@@ -237,16 +252,59 @@ def make_agent(args: Args) -> Any:
     return ActorCritic()
 
 
-def export(agent: Any, args: Args, path: Path, provenance: dict[str, Any]) -> Path:
-    """Writes the actor as a policy ``.npz`` (read by ``ppo:PATH`` without unpickling)."""
+def actor_layers(agent: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The actor's ``(W, b)`` layers as numpy arrays, ``W`` of shape ``(inputs, outputs)``."""
     from torch import nn
 
-    from uno_mk_env.agents.ppo import OBS_SCALE, write_policy
+    return [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy())
+            for m in agent.actor if isinstance(m, nn.Linear)]
+
+
+def initial_actor(args: Args) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The layers of ``--init-policy`` (read by :func:`uno_mk_env.agents.ppo.load_policy`,
+    never unpickled).
+
+    Raises:
+        TrainingError: not a policy file, or its shape or activation is not this run's.
+    """
+    from uno_mk_env.agents.ppo import OBS_SCALE, ModelFileError, load_policy
+    from uno_mk_env.observation import OBS_SIZE
+
+    try:
+        actor, _ = load_policy(args.init_policy)
+    except (OSError, ModelFileError) as e:
+        raise TrainingError(f"--init-policy: {e}") from None
+    want = [OBS_SIZE, *ints(args.net_arch), 73]
+    shapes = [actor.layers[0][0].shape[0]] + [w.shape[1] for w, _ in actor.layers]
+    if shapes != want or actor.activation_name != args.activation:
+        raise TrainingError(
+            f"--init-policy {args.init_policy}: a {actor.activation_name} MLP of sizes "
+            f"{shapes}; this run's --net-arch {args.net_arch} --activation {args.activation} "
+            f"needs {want}")
+    if actor.scale is None or not np.allclose(actor.scale, OBS_SCALE):
+        raise TrainingError(f"--init-policy {args.init_policy}: its input scale is not this "
+                            "version's observation scale")
+    return [(w, b) for w, b in actor.layers]
+
+
+def load_actor(agent: Any, layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    """Copies ``(W, b)`` layers (``W`` of shape ``(inputs, outputs)``) into the actor."""
+    import torch
+    from torch import nn
 
     linears = [m for m in agent.actor if isinstance(m, nn.Linear)]
-    layers = [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy())
-              for m in linears]
-    return write_policy(layers, args.activation, path, scale=OBS_SCALE, provenance=provenance)
+    with torch.no_grad():
+        for m, (w, b) in zip(linears, layers, strict=True):
+            m.weight.copy_(torch.as_tensor(w.T))
+            m.bias.copy_(torch.as_tensor(b))
+
+
+def export(agent: Any, args: Args, path: Path, provenance: dict[str, Any]) -> Path:
+    """Writes the actor as a policy ``.npz`` (read by ``ppo:PATH`` without unpickling)."""
+    from uno_mk_env.agents.ppo import OBS_SCALE, write_policy
+
+    return write_policy(actor_layers(agent), args.activation, path, scale=OBS_SCALE,
+                        provenance=provenance)
 
 
 def masked(logits: Any, masks: Any) -> Any:
@@ -325,30 +383,41 @@ def behaviour_cloning(agent: Any, args: Args) -> dict[str, Any]:
 class Rollout:
     """The storage of one rollout: ``(n_steps, n_envs, ...)`` tensors, and GAE on them."""
 
-    def __init__(self, args: Args) -> None:
+    def __init__(self, batch: Any, agent: Any, gamma: float) -> None:
+        """Takes a :class:`uno_mk_env.training.rollouts.Batch` and adds what the learner
+        computes in one batched pass: the log-probabilities of the actions, the values, the
+        value of the observations the next rollout starts from, and ``gamma * V(final
+        observation)`` on the last reward of a truncated episode (as stable-baselines3 does
+        with ``TimeLimit.truncated``)."""
         import torch
 
-        from uno_mk_env.observation import OBS_SIZE
+        self.obs = torch.from_numpy(batch.obs)
+        self.masks = torch.from_numpy(batch.masks)
+        self.actions = torch.from_numpy(batch.actions)
+        self.rewards = torch.from_numpy(batch.rewards)
+        self.dones = torch.from_numpy(batch.dones.astype(np.float32))
+        steps, n = batch.actions.shape
+        with torch.no_grad():
+            logits, values = agent(self.obs.reshape(steps * n, -1))
+            logp = torch.log_softmax(masked(logits, self.masks.reshape(steps * n, -1)), dim=1)
+            self.logprobs = logp.gather(1, self.actions.reshape(-1, 1)).reshape(steps, n)
+            self.values = values.reshape(steps, n)
+            self.last_value = agent(torch.from_numpy(batch.last_obs))[1]
+            if batch.truncated:
+                final = torch.from_numpy(np.stack([o for _, _, o in batch.truncated]))
+                for (t, j, _), v in zip(batch.truncated, agent(final)[1]):
+                    self.rewards[t, j] += gamma * v
 
-        shape = (args.n_steps, args.n_envs)
-        self.obs = torch.zeros(shape + (OBS_SIZE,))
-        self.masks = torch.zeros(shape + (73,), dtype=torch.bool)
-        self.actions = torch.zeros(shape, dtype=torch.long)
-        self.logprobs = torch.zeros(shape)
-        self.values = torch.zeros(shape)
-        self.rewards = torch.zeros(shape)
-        self.dones = torch.zeros(shape)
-
-    def advantages(self, last_value: Any, gamma: float, lam: float) -> tuple[Any, Any]:
+    def advantages(self, gamma: float, lam: float) -> tuple[Any, Any]:
         """GAE (the episode that ended at step ``t`` is not bootstrapped from the next table
         state, which is already the next episode's)."""
         import torch
 
         adv = torch.zeros_like(self.rewards)
-        last = torch.zeros_like(last_value)
+        last = torch.zeros_like(self.last_value)
         steps = len(self.rewards)
         for t in reversed(range(steps)):
-            next_value = last_value if t == steps - 1 else self.values[t + 1]
+            next_value = self.last_value if t == steps - 1 else self.values[t + 1]
             alive = 1.0 - self.dones[t]
             delta = self.rewards[t] + gamma * next_value * alive - self.values[t]
             last = delta + gamma * lam * alive * last
@@ -356,58 +425,24 @@ class Rollout:
         return adv, adv + self.values
 
 
-def collect(agent: Any, venv: Any, state: dict[str, Any], buf: Rollout, args: Args,
-            stats: dict[str, list[float]]) -> None:
-    """One rollout of ``--n-steps`` steps at every table into ``buf``; ``state`` carries the
-    current observations and masks between rollouts."""
-    import torch
+def collect(agent: Any, tables: Any, args: Args, stats: dict[str, list[float]]) -> Rollout:
+    """One rollout of ``--n-steps`` steps at every table, played where the tables are
+    (:mod:`uno_mk_env.training.rollouts`) by a numpy copy of the current actor; the ended
+    episodes' return, length and place go to ``stats``."""
+    from uno_mk_env.agents.ppo import OBS_SCALE
 
-    obs, masks = state["obs"], state["masks"]
-    for step in range(args.n_steps):
-        with torch.no_grad():
-            logits, value = agent(obs)
-            logp = torch.log_softmax(masked(logits, masks), dim=1)
-            action = torch.multinomial(logp.exp(), 1).squeeze(1)
-        buf.obs[step], buf.masks[step] = obs, masks
-        buf.actions[step] = action
-        buf.logprobs[step] = logp.gather(1, action[:, None]).squeeze(1)
-        buf.values[step] = value
-        next_obs, reward, term, trunc, info = venv.step(action.numpy())
-        reward = torch.as_tensor(reward, dtype=torch.float32)
-        done = term | trunc
-        if done.any():
-            _bootstrap_truncated(agent, info, term, trunc, reward, args.gamma)
-            ep = info["episode"]
-            for i in np.flatnonzero(done):
-                stats["return"].append(float(ep["r"][i]))
-                stats["length"].append(float(ep["l"][i]))
-                stats["place"].append(float(ep["place"][i]))
-        buf.rewards[step] = reward
-        buf.dones[step] = torch.as_tensor(done, dtype=torch.float32)
-        obs = torch.as_tensor(next_obs)
-        masks = torch.as_tensor(venv.action_masks())
-    state["obs"], state["masks"] = obs, masks
-
-
-def _bootstrap_truncated(agent: Any, info: dict[str, Any], term: np.ndarray,
-                         trunc: np.ndarray, reward: Any, gamma: float) -> None:
-    """A truncated episode's last reward gets ``gamma * V(final observation)`` (as
-    stable-baselines3 does with ``TimeLimit.truncated``)."""
-    import torch
-
-    cut = np.flatnonzero(trunc & ~term)
-    if len(cut) == 0:
-        return
-    final = torch.as_tensor(np.stack([info["final_obs"][i] for i in cut]))
-    with torch.no_grad():
-        _, value = agent(final)
-    reward[torch.as_tensor(cut)] += gamma * value
+    batch = tables.rollout(actor_layers(agent), args.activation, OBS_SCALE, args.n_steps)
+    for _, _, ret, length, place in batch.episodes:
+        stats["return"].append(ret)
+        stats["length"].append(float(length))
+        stats["place"].append(float(place))
+    return Rollout(batch, agent, args.gamma)
 
 
 def update(agent: Any, opt: Any, buf: Rollout, adv: Any, returns: Any, args: Args,
-           rng: np.random.Generator) -> dict[str, float]:
+           rng: np.random.Generator, critic_only: bool = False) -> dict[str, float]:
     """``--n-epochs`` epochs of clipped PPO over the rollout in minibatches of
-    ``--batch-size``."""
+    ``--batch-size`` (``critic_only``: the value loss alone, the actor untouched)."""
     import torch
 
     n = args.n_steps * args.n_envs
@@ -431,7 +466,8 @@ def update(agent: Any, opt: Any, buf: Rollout, adv: Any, returns: Any, args: Arg
                             a * ratio.clamp(1 - args.clip_range, 1 + args.clip_range)).mean()
             v_loss = ((value - b_ret[idx]) ** 2).mean()
             entropy = -(logp_all.exp() * logp_all).sum(1).mean()  # illegal: 0 * -1e8 = 0
-            loss = pg - args.ent_coef * entropy + args.vf_coef * v_loss
+            loss = args.vf_coef * v_loss if critic_only else (
+                pg - args.ent_coef * entropy + args.vf_coef * v_loss)
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
@@ -527,7 +563,8 @@ def seeds(args: Args) -> dict[str, str]:
     """How every random stream derives from ``--seed``."""
     return {
         "root": str(args.seed),
-        "torch (init, action sampling), minibatch order": "seed",
+        "torch (init), minibatch order": "seed",
+        "table i's actions (the learner's draws)": "derive_seed(seed, 4000, i)",
         "table i (deals, seat draws)": "np_random(seed + i)",
         "opponent seat s of table i": "derive_seed(seed, i, s)",
         "behaviour cloning": "derive_seed(seed, 3000..3003)",
@@ -556,7 +593,7 @@ def train(args: Args, invocation: str | None = None) -> dict[str, Any]:
 def _train(args: Args, invocation: str | None) -> dict[str, Any]:
     import torch
 
-    from .vector_envs import ProcessVectorEnv, make_vector_training_env
+    from .rollouts import ProcessRollouts, TableRollouts
 
     run_name = f"{args.exp_name}_{args.num_players}p__s{args.seed}__{int(time.time())}"
     run_dir = Path(args.runs_dir) / run_name
@@ -564,37 +601,33 @@ def _train(args: Args, invocation: str | None) -> dict[str, Any]:
     random.seed(args.seed)
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.torch_threads)
-    venv: Any
-    league: Any
-    if args.env_workers > 0:
-        venv = ProcessVectorEnv(_env_view(args), args.n_envs, args.env_workers)
-        league = venv.league
-    else:
-        venv, league = make_vector_training_env(_env_view(args), args.n_envs)
+    tables: Any = (ProcessRollouts(_env_view(args), args.n_envs, args.env_workers)
+                   if args.env_workers > 0 else TableRollouts(_env_view(args), args.n_envs))
     try:
-        return _run(args, invocation, run_name, run_dir, venv, league)
+        return _run(args, invocation, run_name, run_dir, tables)
     finally:
-        if args.env_workers > 0:
-            venv.close()
+        tables.close()
 
 
-def _run(args: Args, invocation: str | None, run_name: str, run_dir: Path, venv: Any,
-         league: Any) -> dict[str, Any]:
+def _run(args: Args, invocation: str | None, run_name: str, run_dir: Path,
+         tables: Any) -> dict[str, Any]:
     import torch
 
-    from uno_mk_env.observation import OBS_PIECES
+    from uno_mk_env.observation import OBS_PIECES, OBS_SIZE
 
     from .args import command_line
     from .provenance import source_commit, versions
 
     rng = np.random.default_rng(args.seed)
     agent = make_agent(args)
+    if args.init_policy:
+        load_actor(agent, initial_actor(args))
     config: dict[str, Any] = {
         "run_name": run_name, "run_dir": str(run_dir), "backend": "fast",
         "args": dataclasses.asdict(args), "command": command_line(PROG, args),
         "invocation": invocation, "git": source_commit(), "versions": versions(),
         "seeds": seeds(args), "start_timesteps": 0, "resume_sha256": None,
-        "observation_size": int(venv.single_observation_space.shape[0]),
+        "observation_size": OBS_SIZE,
         "observation_layout": [[p.name, p.size] for p in OBS_PIECES],
         "policy_kwargs": {"net_arch": {"pi": ints(args.net_arch), "vf": ints(args.net_arch)},
                           "activation_fn": args.activation,
@@ -606,7 +639,7 @@ def _run(args: Args, invocation: str | None, run_name: str, run_dir: Path, venv:
 
     write_config()
     begin = time.time()  # --max-minutes counts behaviour cloning and evaluations too
-    if args.bc_teacher:
+    if args.bc_teacher and not args.init_policy:
         t0 = time.time()
         bc = behaviour_cloning(agent, args)
         bc["seconds"] = round(time.time() - t0, 1)
@@ -615,12 +648,10 @@ def _run(args: Args, invocation: str | None, run_name: str, run_dir: Path, venv:
         print(f"behaviour cloning of {args.bc_teacher}: {bc}", flush=True)
 
     start = time.time()
-    run = Run(args, run_dir, league, start)
+    run = Run(args, run_dir, tables.league, start)
     run.evaluate(agent, 0, args.eval_games)
     opt = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
-    buf = Rollout(args)
-    obs, _ = venv.reset(seed=args.seed)
-    state = {"obs": torch.as_tensor(obs), "masks": torch.as_tensor(venv.action_masks())}
+    tables.reset(args.seed)
     per_rollout = args.n_envs * args.n_steps
     num_updates = args.total_timesteps // per_rollout
     steps, timed_out, train_seconds = 0, False, 0.0
@@ -632,11 +663,10 @@ def _run(args: Args, invocation: str | None, run_name: str, run_dir: Path, venv:
         t0 = time.time()
         if args.anneal_lr:
             opt.param_groups[0]["lr"] = args.learning_rate * (0.1 + 0.9 * (1 - i / num_updates))
-        collect(agent, venv, state, buf, args, stats)
-        with torch.no_grad():
-            _, last_value = agent(state["obs"])
-        adv, returns = buf.advantages(last_value, args.gamma, args.gae_lambda)
-        losses = update(agent, opt, buf, adv, returns, args, rng)
+        buf = collect(agent, tables, args, stats)
+        adv, returns = buf.advantages(args.gamma, args.gae_lambda)
+        losses = update(agent, opt, buf, adv, returns, args, rng,
+                        critic_only=steps < args.critic_warmup)
         steps += per_rollout
         train_seconds += time.time() - t0
         run.log({"timesteps": steps, "seconds": round(time.time() - start, 2),

@@ -22,14 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from uno_mk_env.actions import NUM_ACTIONS
 from uno_mk_env.rules import PRESETS
 from uno_mk_env.seeding import derive_seed
 from uno_mk_env.vector import UnoMarioKartVectorEnv
 
 from .opponents import OpponentPool
 
-__all__ = ["BatchedOpponentPool", "ProcessVectorEnv", "SB3VectorEnv", "VectorLeague",
+__all__ = ["BatchedOpponentPool", "SB3VectorEnv", "VectorLeague",
            "make_vector_training_env"]
 
 
@@ -189,115 +188,3 @@ class SB3VectorEnv(_vec_env_base()):  # type: ignore[misc]
             return range(self.num_envs)
         return [indices] if isinstance(indices, int) else list(indices)
 
-
-# ------------------------------------------------------------------- tables over processes
-def _worker(conn: Any, args: dict[str, Any], first: int, count: int) -> None:
-    """A worker process: tables ``first … first + count - 1`` of the training env; answers
-    ``reset``, ``step``, ``add`` (a snapshot) and ``close`` on ``conn``."""
-    import types
-
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(limits=1, user_api="blas")
-    venv, league = make_vector_training_env(types.SimpleNamespace(**args), count, first)
-    while True:
-        command, payload = conn.recv()
-        if command == "reset":
-            obs, _ = venv.reset(seed=None if payload is None else
-                                [payload + first + j for j in range(count)])
-            conn.send((obs, venv.action_masks()))
-        elif command == "step":
-            obs, rewards, terms, truncs, info = venv.step(payload)
-            done = np.flatnonzero(terms | truncs)
-            ended = {int(j): (info["final_obs"][j], float(info["episode"]["r"][j]),
-                              int(info["episode"]["l"][j]), int(info["episode"]["place"][j]))
-                     for j in done}
-            conn.send((obs, venv.action_masks(), rewards, terms, truncs, ended))
-        elif command == "add":
-            conn.send(league.add(*payload))
-        else:
-            conn.close()
-            return
-
-
-class ProcessVectorEnv:
-    """The training tables of :func:`make_vector_training_env` split over ``workers``
-    processes that step at the same time (each one a vector env of its share of the tables,
-    the opponents' batched forward passes included); the same trajectories, table for table,
-    as one vector env of all the tables in this process (a table's seeds depend on its index,
-    not on the process it runs in). ``reset``/``step``/``action_masks`` as
-    :class:`~uno_mk_env.vector.UnoMarioKartVectorEnv` (infos: ``final_obs`` and ``episode``
-    with their masks); ``league.add(path, seed)`` reaches every worker."""
-
-    def __init__(self, args: Any, num_envs: int, workers: int) -> None:
-        import multiprocessing
-
-        check_vector_args(args)
-        ctx = multiprocessing.get_context("spawn")
-        self.num_envs = num_envs
-        bounds = np.linspace(0, num_envs, workers + 1).astype(int)
-        self._slices = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
-        fields = {k: v for k, v in vars(args).items() if not k.startswith("_")}
-        self._conns = []
-        self._procs = []
-        for sl in self._slices:
-            parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_worker, args=(child, fields, sl.start, sl.stop - sl.start),
-                               daemon=True)
-            proc.start()
-            child.close()
-            self._conns.append(parent)
-            self._procs.append(proc)
-        probe = UnoMarioKartVectorEnv(1, args.num_players)
-        self.single_observation_space = probe.single_observation_space
-        self.single_action_space = probe.single_action_space
-        self._masks = np.zeros((num_envs, NUM_ACTIONS), dtype=np.bool_)
-        self.league = self  # league.add(path, seed), as VectorLeague
-
-    def add(self, path: str, seed: int) -> int:
-        for conn in self._conns:
-            conn.send(("add", (path, seed)))
-        return [conn.recv() for conn in self._conns][0]
-
-    def action_masks(self) -> np.ndarray:
-        return self._masks.copy()
-
-    def reset(self, *, seed: int | None = None) -> tuple[np.ndarray, dict[str, Any]]:
-        for conn in self._conns:
-            conn.send(("reset", seed))
-        parts = [conn.recv() for conn in self._conns]
-        self._masks = np.concatenate([m for _, m in parts])
-        return np.concatenate([o for o, _ in parts]), {}
-
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                                 np.ndarray, dict[str, Any]]:
-        actions = np.asarray(actions)
-        for conn, sl in zip(self._conns, self._slices):
-            conn.send(("step", actions[sl]))
-        parts = [conn.recv() for conn in self._conns]
-        obs = np.concatenate([p[0] for p in parts])
-        self._masks = np.concatenate([p[1] for p in parts])
-        rewards, terms, truncs = (np.concatenate([p[k] for p in parts]) for k in (2, 3, 4))
-        info: dict[str, Any] = {}
-        done = terms | truncs
-        if done.any():
-            final_obs = np.full(self.num_envs, None, dtype=object)
-            episode = {"r": np.zeros(self.num_envs), "l": np.zeros(self.num_envs, np.int64),
-                       "place": np.zeros(self.num_envs, np.int64)}
-            for part, sl in zip(parts, self._slices):
-                for j, (fo, r, length, place) in part[5].items():
-                    i = sl.start + j
-                    final_obs[i] = fo
-                    episode["r"][i], episode["l"][i], episode["place"][i] = r, length, place
-            info = {"final_obs": final_obs, "_final_obs": done, "episode": episode,
-                    "_episode": done.copy()}
-        return obs, rewards, terms, truncs, info
-
-    def close(self) -> None:
-        for conn, proc in zip(self._conns, self._procs):
-            try:
-                conn.send(("close", None))
-            except (BrokenPipeError, OSError):
-                pass
-            proc.join(timeout=5)
-        self._conns, self._procs = [], []

@@ -1,0 +1,218 @@
+"""Rollouts of the learner's policy gathered where the tables are, one message per rollout.
+
+The fast backend (:mod:`uno_mk_env.training.ppo_fast`) plays ``n_steps`` learner decisions at
+every training table per rollout. Sending each step's actions to worker processes and their
+observations back costs a pipe round trip per step (~0.25 ms on a 2-core VM, as much as the
+64 tables' step itself), so the learner instead sends its actor's weights once: the process
+that holds the tables plays the rollout with a numpy copy of the actor and returns it whole.
+
+* :class:`TableRollouts` — the tables of one process and how they play a rollout: the numpy
+  actor's logits, illegal actions masked, an action drawn by inverse CDF from each table's own
+  generator (``derive_seed(seed, 4000, table)``), the vector env stepped. It is also the plain
+  reference: ``--env-workers 0`` plays every table this way in the learner's process.
+* :class:`ProcessRollouts` — the tables split over worker processes (spawned), each playing its
+  share with a :class:`TableRollouts` at the same time; the same rollouts, table for table,
+  as one :class:`TableRollouts` of all the tables (a table's seeds and generator depend on its
+  index, never on the split; ``tests/test_ppo_fast.py`` compares them).
+
+A rollout is a :class:`Batch` of ``(n_steps, n_tables, ...)`` arrays. The learner computes the
+values and log-probabilities of the actions itself, in one batched torch pass.
+"""
+
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from uno_mk_env.seeding import derive_seed
+
+from .vector_envs import make_vector_training_env
+
+__all__ = ["Batch", "ProcessRollouts", "TableRollouts", "sample_actions"]
+
+#: The stream of table ``i``'s action draws: ``derive_seed(seed, ACTION_STREAM, i)``.
+ACTION_STREAM = 4000
+
+Layers = list[tuple[np.ndarray, np.ndarray]]
+
+
+@dataclass
+class Batch:
+    """One rollout: ``obs``/``masks``/``actions``/``rewards``/``dones`` of shape
+    ``(n_steps, n_tables, ...)`` (``dones[t]``: the episode ended with action ``t``; the
+    next observation is already the next episode's), the observations and masks the next
+    rollout starts from (``last_obs``, ``last_masks``), the ended episodes ``(step, table,
+    return, length, place)`` and the final observations of truncated ones ``(step, table,
+    obs)``."""
+
+    obs: np.ndarray
+    masks: np.ndarray
+    actions: np.ndarray
+    rewards: np.ndarray
+    dones: np.ndarray
+    last_obs: np.ndarray
+    last_masks: np.ndarray
+    episodes: list[tuple[int, int, float, int, int]] = field(default_factory=list)
+    truncated: list[tuple[int, int, np.ndarray]] = field(default_factory=list)
+
+    @staticmethod
+    def join(parts: list[Batch], offsets: list[int]) -> Batch:
+        """The batches of consecutive table ranges (starting at ``offsets``) as one."""
+        def cat(name: str, axis: int) -> np.ndarray:
+            return np.concatenate([getattr(p, name) for p in parts], axis=axis)
+
+        return Batch(
+            cat("obs", 1), cat("masks", 1), cat("actions", 1), cat("rewards", 1), cat("dones", 1),
+            cat("last_obs", 0), cat("last_masks", 0),
+            sorted((s, off + j, r, n, pl) for p, off in zip(parts, offsets)
+                   for s, j, r, n, pl in p.episodes),
+            sorted(((s, off + j, o) for p, off in zip(parts, offsets)
+                    for s, j, o in p.truncated), key=lambda x: (x[0], x[1])))
+
+
+def sample_actions(logits: np.ndarray, masks: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+    """One action per row from the masked softmax of ``logits`` by inverse CDF:
+    ``uniforms`` in (0, 1] (one per row) picks the first action whose cumulative probability
+    reaches it; an illegal action has probability 0 and is never picked."""
+    z = np.where(masks, logits.astype(np.float64), -np.inf)
+    p = np.exp(z - z.max(axis=1, keepdims=True))
+    cdf = np.cumsum(p, axis=1)
+    return (cdf < uniforms[:, None] * cdf[:, -1:]).sum(axis=1)
+
+
+class TableRollouts:
+    """Tables ``first … first + count - 1`` of the training env of ``args`` (the fields of
+    :func:`uno_mk_env.training.vector_envs.make_vector_training_env`) and the rollouts they
+    play; ``league`` is their self-play league (``league.add(path, seed)``)."""
+
+    def __init__(self, args: Any, count: int, first: int = 0) -> None:
+        self.venv, self.league = make_vector_training_env(args, count, first)
+        self.first = first
+        self.rngs = [np.random.default_rng(derive_seed(args.seed, ACTION_STREAM, first + j))
+                     for j in range(count)]
+        self.obs: np.ndarray | None = None
+
+    def reset(self, seed: int) -> None:
+        """Deals every table (table ``i`` seeded ``seed + i``)."""
+        self.obs, _ = self.venv.reset(seed=[seed + self.first + j for j in range(len(self.rngs))])
+
+    def rollout(self, layers: Layers, activation: str, scale: np.ndarray | None,
+                n_steps: int) -> Batch:
+        """``n_steps`` steps of every table, the learner playing the actor ``layers``
+        (:func:`uno_mk_env.agents.ppo.numpy_actor`)."""
+        from uno_mk_env.agents.ppo import numpy_actor
+
+        if self.obs is None:
+            raise RuntimeError("reset() needs to be called before rollout()")
+        actor = numpy_actor(layers, activation, scale)
+        n = len(self.rngs)
+        obs = np.zeros((n_steps, n, self.obs.shape[1]), np.float32)
+        masks = np.zeros((n_steps, n, self.venv.action_masks().shape[1]), np.bool_)
+        actions = np.zeros((n_steps, n), np.int64)
+        rewards = np.zeros((n_steps, n), np.float32)
+        dones = np.zeros((n_steps, n), np.bool_)
+        batch = Batch(obs, masks, actions, rewards, dones, self.obs, self.obs)
+        for t in range(n_steps):
+            obs[t], masks[t] = self.obs, self.venv.action_masks()
+            uniforms = np.array([1.0 - rng.random() for rng in self.rngs])
+            actions[t] = sample_actions(actor.logits(obs[t]), masks[t], uniforms)
+            self.obs, rewards[t], term, trunc, info = self.venv.step(actions[t])
+            dones[t] = term | trunc
+            for j in np.flatnonzero(dones[t]):
+                ep = info["episode"]
+                batch.episodes.append((t, int(j), float(ep["r"][j]), int(ep["l"][j]),
+                                       int(ep["place"][j])))
+                if trunc[j] and not term[j]:
+                    batch.truncated.append((t, int(j), info["final_obs"][j]))
+        batch.last_obs, batch.last_masks = self.obs.copy(), self.venv.action_masks()
+        return batch
+
+    def close(self) -> None:
+        """Nothing to release (the tables are in this process)."""
+
+
+def _worker(conn: Any, args: dict[str, Any], first: int, count: int) -> None:
+    """A worker process: a :class:`TableRollouts` of tables ``first … first + count - 1``;
+    answers ``reset``, ``rollout``, ``add`` (a snapshot) and ``close`` on ``conn``."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
+    tables = TableRollouts(types.SimpleNamespace(**args), count, first)
+    while True:
+        command, payload = conn.recv()
+        if command == "reset":
+            tables.reset(payload)
+            conn.send(None)
+        elif command == "rollout":
+            conn.send(tables.rollout(*payload))
+        elif command == "add":
+            conn.send(tables.league.add(*payload))
+        else:
+            conn.close()
+            return
+
+
+class ProcessRollouts:
+    """The training tables split over ``workers`` spawned processes playing their shares of
+    each rollout at the same time (see the module docstring); ``reset``, ``rollout``,
+    ``league.add`` and ``close`` as :class:`TableRollouts`. A worker that dies ends the run
+    with an error (its pipe breaks), never a hang."""
+
+    def __init__(self, args: Any, num_envs: int, workers: int) -> None:
+        import multiprocessing
+
+        from .vector_envs import check_vector_args
+
+        check_vector_args(args)
+        ctx = multiprocessing.get_context("spawn")
+        bounds = np.linspace(0, num_envs, workers + 1).astype(int)
+        self._offsets = [int(a) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+        sizes = [int(b - a) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+        fields = {k: v for k, v in vars(args).items() if not k.startswith("_")}
+        self._conns: list[Any] = []
+        self._procs: list[Any] = []
+        for first, count in zip(self._offsets, sizes):
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=_worker, args=(child, fields, first, count), daemon=True)
+            proc.start()
+            child.close()
+            self._conns.append(parent)
+            self._procs.append(proc)
+        self.league = self  # league.add(path, seed)
+
+    def _ask(self, command: str, payload: Any) -> list[Any]:
+        for conn in self._conns:
+            conn.send((command, payload))
+        answers = []
+        for conn, proc in zip(self._conns, self._procs):
+            try:
+                answers.append(conn.recv())
+            except (EOFError, OSError):
+                from .args import TrainingError
+
+                raise TrainingError(f"an env worker process died (exit code {proc.exitcode})"
+                                    ) from None
+        return answers
+
+    def add(self, path: str, seed: int) -> int:
+        return int(self._ask("add", (path, seed))[0])
+
+    def reset(self, seed: int) -> None:
+        self._ask("reset", seed)
+
+    def rollout(self, layers: Layers, activation: str, scale: np.ndarray | None,
+                n_steps: int) -> Batch:
+        return Batch.join(self._ask("rollout", (layers, activation, scale, n_steps)),
+                          self._offsets)
+
+    def close(self) -> None:
+        for conn, proc in zip(self._conns, self._procs):
+            try:
+                conn.send(("close", None))
+            except (BrokenPipeError, OSError):
+                pass
+            proc.join(timeout=5)
+        self._conns, self._procs = [], []
