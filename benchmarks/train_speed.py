@@ -18,8 +18,9 @@ self-play probability 0.2, one snapshot of the learner in the league: ``models/p
   SB3VectorEnv` (64 tables in one process, 32 steps each per rollout: the same 2048-step
   rollout and update), to tell sb3's own rollout loop from the environment;
 * ``fast``: ``ppo_fast``'s defaults (64 tables x 64 steps per rollout, 4 epochs of minibatches
-  of 1024, the tables split over 2 worker processes); ``fast (in process)``: the same with
-  every table in the learner's process (``--env-workers 0``);
+  of 1024, the tables split over 2 worker processes that play each rollout whole, the update on
+  2 torch threads); ``fast (in process)``: the same with every table in the learner's process
+  (``--env-workers 0``);
 * with ``--puffer-python`` (an interpreter with ``pufferlib`` or ``pufferlib-core`` 3
   installed): env steps only, no learner (64 tables, the first legal action, one
   ``strategic`` opponent) of this env under PufferLib's ``Serial`` and ``Multiprocessing``

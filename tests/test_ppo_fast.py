@@ -104,11 +104,12 @@ def test_refused_arguments(tmp_path: Path, change: dict, message: str) -> None:
 
 def test_defaults_are_the_ten_minute_recipe() -> None:
     """The defaults of ``uno-mk train`` (docs/training.md, "The fast path"): behaviour cloning of
-    strategic, then PPO against strategic alone, no self-play, no entropy bonus, lr 1e-4,
+    strategic, then PPO against strategic alone, no self-play, no entropy bonus, lr 3e-4,
     rollouts of 64 tables x 128 steps."""
     args = Args()
     assert (args.bc_teacher, args.opponents, args.self_play_prob) == ("strategic", "strategic", 0)
-    assert (args.ent_coef, args.learning_rate, args.n_envs, args.n_steps) == (0, 1e-4, 64, 128)
+    assert (args.ent_coef, args.learning_rate, args.n_envs, args.n_steps) == (0, 3e-4, 64, 128)
+    assert (args.eval_every, args.torch_threads) == (1_000_000, 2)
     assert args.env_workers == 2 and args.total_timesteps == 10_000_000
 
 

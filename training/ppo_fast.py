@@ -40,8 +40,8 @@ and curve. ``--resume`` is not supported by this backend.
 This is ``uno-mk train``'s default backend. Its defaults are the recipe that did best with
 ``--max-minutes 10`` at two players (docs/training.md, "The fast path"): behaviour cloning of
 ``strategic``, then PPO against ``strategic`` alone without self-play, no entropy bonus,
-learning rate 1e-4, rollouts of 64 tables x 128 steps; a timed run's automatic final
-evaluation is capped (:func:`final_games`).
+learning rate 3e-4, rollouts of 64 tables x 128 steps, an evaluation every million steps; a
+timed run's automatic final evaluation is capped (:func:`final_games`).
 """
 
 from __future__ import annotations
@@ -126,9 +126,9 @@ class Args(TrainArgs):
     unpickling; its layers must match --net-arch and --activation), e.g. to continue a shipped
     model; the critic starts fresh (see --critic-warmup)"""
     total_timesteps: int = 10_000_000
-    learning_rate: float = 1e-4
+    learning_rate: float = 3e-4
     bc_teacher: str = "strategic"
-    eval_every: int = 500_000
+    eval_every: int = 1_000_000
     final_eval_games: int = 0
     """games per opponent in the final evaluation; 0: follow the budget, one game per 250
     training steps, at least 100 and at most 4000, and at most 1000 when --max-minutes is set
