@@ -33,14 +33,11 @@ def arrays(path: str) -> dict[str, np.ndarray]:
         return {k: npz[k] for k in npz.files if k != "metadata"}
 
 
-def test_same_seed_same_weights_and_a_playable_policy(tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    from uno_mk_env.training import curves
-
-    monkeypatch.setattr(curves, "plot_curve", lambda *a, **k: None)  # seconds per drawing
+def test_same_seed_same_weights_and_a_playable_policy(tmp_path: Path) -> None:
     a = train(tiny(tmp_path, bc_teacher="greedy", bc_steps=200, bc_epochs=1))
     b = train(tiny(tmp_path, bc_teacher="greedy", bc_steps=200, bc_epochs=1))
     c = train(tiny(tmp_path, seed=2))
+    assert a["run_dir"] != b["run_dir"]  # two runs never share (and overwrite) a folder
     wa, wb, wc = arrays(a["policy"]), arrays(b["policy"]), arrays(c["policy"])
     assert wa.keys() == wb.keys() and all(np.array_equal(wa[k], wb[k]) for k in wa)
     assert not all(np.array_equal(wa[k], wc[k]) for k in wa)
@@ -59,18 +56,15 @@ def test_same_seed_same_weights_and_a_playable_policy(tmp_path: Path,
     assert agent.act(np.zeros(437, np.float32), mask, None) in (3, 54)  # type: ignore[arg-type]
 
 
-def test_init_policy_and_critic_warmup(tmp_path: Path,
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_init_policy_and_critic_warmup(tmp_path: Path) -> None:
     """--init-policy starts the actor from a policy file (no behaviour cloning); during
     --critic-warmup steps only the critic learns, so the actor leaves the run unchanged, and
     after it the actor moves."""
-    from uno_mk_env.training import curves
-
-    monkeypatch.setattr(curves, "plot_curve", lambda *a, **k: None)
     start = train(tiny(tmp_path))["policy"]
     frozen = train(tiny(tmp_path, seed=3, init_policy=start, critic_warmup=96,
                         bc_teacher="greedy"))
     moved = train(tiny(tmp_path, seed=3, init_policy=start, critic_warmup=32))
+    assert frozen["run_dir"] != moved["run_dir"]
     w0, w1, w2 = arrays(start), arrays(frozen["policy"]), arrays(moved["policy"])
     assert all(np.array_equal(w0[k], w1[k]) for k in w0)
     assert not all(np.array_equal(w0[k], w2[k]) for k in w0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+from pathlib import Path
 
 import pytest
 
@@ -58,3 +59,20 @@ def test_defaults_and_flags_are_tyros(name) -> None:
     assert train_args.parse(cls, [], "prog", "d") == cls()
     parsed = train_args.parse(cls, ["--seed", "7", "--no-progress", "--exp-name=x"], "prog", "d")
     assert parsed == dataclasses.replace(cls(), seed=7, progress=False, exp_name="x")
+
+
+def test_runs_started_in_the_same_second_get_their_own_folders(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch
+                                                               ) -> None:
+    import time
+    import types
+
+    from uno_mk_env.training.args import new_run_dir
+
+    monkeypatch.setattr(time, "time", lambda: 1_800_000_000.5)
+    args = types.SimpleNamespace(exp_name="x", num_players=2, seed=1,
+                                 runs_dir=str(tmp_path / "runs"))
+    names = [new_run_dir(args)[0] for _ in range(3)]
+    assert names == ["x_2p__s1__1800000000", "x_2p__s1__1800000000-2",
+                     "x_2p__s1__1800000000-3"]
+    assert all((tmp_path / "runs" / n).is_dir() for n in names)

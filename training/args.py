@@ -22,6 +22,7 @@ import typing
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 from uno_mk_env.errors import UnoMkError
@@ -280,6 +281,24 @@ def command_line(prog: str, args: Any) -> str:
         else:
             parts += [flag, shlex.quote(str(value))]
     return " ".join(parts)
+
+
+def new_run_dir(args: Any) -> tuple[str, Path]:
+    """A new, empty run folder ``runs_dir/<exp_name>_<N>p__s<seed>__<unix time>`` (``-2``,
+    ``-3`` ... appended when a run of the same name started in the same second, so that two
+    runs never share, and overwrite, a folder); returns its name and path."""
+    import time
+
+    base = f"{args.exp_name}_{args.num_players}p__s{args.seed}__{int(time.time())}"
+    Path(args.runs_dir).mkdir(parents=True, exist_ok=True)
+    name, n = base, 1
+    while True:
+        try:
+            (Path(args.runs_dir) / name).mkdir()
+            return name, Path(args.runs_dir) / name
+        except FileExistsError:
+            n += 1
+            name = f"{base}-{n}"
 
 
 def ints(text: str) -> list[int]:

@@ -61,7 +61,7 @@ from typing import Any
 
 import numpy as np
 
-from .args import TrainArgs, TrainingError, ints, specs
+from .args import TrainArgs, TrainingError, ints, new_run_dir, specs
 
 __all__ = ["Args", "main", "train"]
 
@@ -595,9 +595,7 @@ def _train(args: Args, invocation: str | None) -> dict[str, Any]:
 
     from .rollouts import ProcessRollouts, TableRollouts
 
-    run_name = f"{args.exp_name}_{args.num_players}p__s{args.seed}__{int(time.time())}"
-    run_dir = Path(args.runs_dir) / run_name
-    run_dir.mkdir(parents=True, exist_ok=True)
+    run_name, run_dir = new_run_dir(args)
     random.seed(args.seed)
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.torch_threads)

@@ -69,7 +69,7 @@ from typing import Any
 import numpy as np
 
 from . import args as _args
-from .args import TrainArgs, TrainingError, ints, specs
+from .args import TrainArgs, TrainingError, ints, new_run_dir, specs
 from .curves import read_eval_csv
 from .resume import resume_source, run_dir_of
 
@@ -436,9 +436,7 @@ def _train(args: Args, invocation: str | None, start_steps: int, target: Path | 
     from .policies import load_model
     from .provenance import source_commit, versions
 
-    run_name = f"{args.exp_name}_{args.num_players}p__s{args.seed}__{int(time.time())}"
-    run_dir = Path(args.runs_dir) / run_name
-    run_dir.mkdir(parents=True, exist_ok=True)
+    run_name, run_dir = new_run_dir(args)
 
     # seeding
     random.seed(args.seed)

@@ -80,9 +80,7 @@ def _train(args: Args, invocation: str | None, meta: dict[str, Any] | None,
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.torch_threads)
     runners = resolve_env_runners(args, ray_info["cpus"])
-    run_name = f"{args.exp_name}_{args.num_players}p__s{args.seed}__{int(time.time())}"
-    run_dir = Path(args.runs_dir) / run_name
-    run_dir.mkdir(parents=True, exist_ok=True)
+    run_name, run_dir = _args.new_run_dir(args)
     league, eval_rows = _resumed_league(args, meta)
     config = {
         "run_name": run_name, "run_dir": str(run_dir), "args": dataclasses.asdict(args),
