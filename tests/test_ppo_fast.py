@@ -195,3 +195,23 @@ def test_sb3_adapter_runs_maskable_ppo() -> None:
     model.set_logger(Logger(folder=None, output_formats=[]))  # no SB3-* folder in the tmp dir
     model.learn(64)
     assert model.num_timesteps == 64
+
+
+@pytest.mark.slow  # a spawned worker process
+def test_a_dead_env_worker_ends_the_run_with_one_error() -> None:
+    """A worker that dies (killed here) makes the next rollout raise TrainingError naming it,
+    never a hang or a traceback from the pipe."""
+    from uno_mk_env.agents.ppo import OBS_SCALE
+    from uno_mk_env.training.ppo_fast import _env_view, actor_layers, make_agent
+    from uno_mk_env.training.rollouts import ProcessRollouts
+
+    args = dataclasses.replace(Args(), net_arch="16")
+    procs = ProcessRollouts(_env_view(args), 4, workers=2)
+    try:
+        procs.reset(1)
+        procs._procs[1].kill()
+        procs._procs[1].join(timeout=10)
+        with pytest.raises(TrainingError, match="an env worker process died"):
+            procs.rollout(actor_layers(make_agent(args)), "tanh", OBS_SCALE, 4)
+    finally:
+        procs.close()

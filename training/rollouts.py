@@ -184,18 +184,15 @@ class ProcessRollouts:
         self.league = self  # league.add(path, seed)
 
     def _ask(self, command: str, payload: Any) -> list[Any]:
-        for conn in self._conns:
-            conn.send((command, payload))
-        answers = []
-        for conn, proc in zip(self._conns, self._procs):
-            try:
-                answers.append(conn.recv())
-            except (EOFError, OSError):
-                from .args import TrainingError
+        try:
+            for conn in self._conns:
+                conn.send((command, payload))
+            return [conn.recv() for conn in self._conns]
+        except (EOFError, OSError):  # a broken pipe: the worker is gone
+            from .args import TrainingError
 
-                raise TrainingError(f"an env worker process died (exit code {proc.exitcode})"
-                                    ) from None
-        return answers
+            codes = [p.exitcode for p in self._procs if not p.is_alive()]
+            raise TrainingError(f"an env worker process died (exit codes {codes})") from None
 
     def add(self, path: str, seed: int) -> int:
         return int(self._ask("add", (path, seed))[0])
