@@ -58,6 +58,18 @@ def collect_demonstrations(args: Any) -> dict[str, np.ndarray]:
             "episodes": np.asarray(ep_l, np.int64)}
 
 
+def cloning_loss(log_p: Any, masks: Any, actions: Any, values: Any, returns: Any,
+                 smoothing: float) -> Any:
+    """The behaviour-cloning loss of both PPO backends: cross-entropy of the teacher's
+    ``actions`` under the masked log-probabilities ``log_p``, with label smoothing spread
+    over the legal actions (``masks``), plus half the squared error of ``values`` against the
+    discounted ``returns``."""
+    taught = log_p.gather(1, actions[:, None]).squeeze(1)
+    spread = (log_p * masks).sum(1) / masks.sum(1)  # mean log-prob of the legal actions
+    return -((1 - smoothing) * taught + smoothing * spread).mean() + 0.5 * (
+        (values - returns) ** 2).mean()
+
+
 def behaviour_cloning(model: Any, args: Any) -> dict[str, float]:
     """Supervised warm start: the policy imitates ``args.bc_teacher`` (masked cross-entropy) and
     the value head regresses the teacher's discounted returns, so PPO starts from the teacher's
@@ -102,13 +114,9 @@ def behaviour_cloning(model: Any, args: Any) -> dict[str, float]:
             idx = torch.as_tensor(train_idx[i:i + batch])
             obs, masks = t["obs"][idx], t["masks"][idx]
             log_p = policy.get_distribution(obs, action_masks=masks.numpy()).distribution.logits
-            taught = log_p.gather(1, t["actions"][idx, None]).squeeze(1)
-            spread = (log_p * masks).sum(1) / masks.sum(1)  # mean log-prob of the legal actions
-            eps = args.bc_smoothing
             values = policy.predict_values(obs).flatten()
-            loss = -((1 - eps) * taught + eps * spread).mean() + 0.5 * (
-                torch.nn.functional.mse_loss(values, t["returns"][idx])
-            )
+            loss = cloning_loss(log_p, masks, t["actions"][idx], values, t["returns"][idx],
+                                args.bc_smoothing)
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(policy.parameters(), args.max_grad_norm)

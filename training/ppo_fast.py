@@ -326,7 +326,7 @@ def behaviour_cloning(agent: Any, args: Args) -> dict[str, Any]:
 
     from uno_mk_env.seeding import derive_seed
 
-    from .behaviour_cloning import collect_demonstrations
+    from .behaviour_cloning import cloning_loss, collect_demonstrations
 
     data = collect_demonstrations(_env_view(args))
     rng = np.random.default_rng(derive_seed(args.seed, 3003))
@@ -353,11 +353,8 @@ def behaviour_cloning(agent: Any, args: Args) -> dict[str, Any]:
             obs, masks = t["obs"][idx], t["masks"][idx]
             logits, values = agent(obs)
             log_p = torch.log_softmax(masked(logits, masks), dim=1)
-            taught = log_p.gather(1, t["actions"][idx, None]).squeeze(1)
-            spread = (log_p * masks).sum(1) / masks.sum(1)
-            eps = args.bc_smoothing
-            loss = -((1 - eps) * taught + eps * spread).mean() + 0.5 * (
-                (values - t["returns"][idx]) ** 2).mean()
+            loss = cloning_loss(log_p, masks, t["actions"][idx], values, t["returns"][idx],
+                                args.bc_smoothing)
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
