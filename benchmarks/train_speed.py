@@ -64,7 +64,7 @@ SNAPSHOT = "models/ppo_2p.npz"
 #: self-play, 128-step rollouts), docs/training.md.
 FAST_AS_MEASURED: dict[str, Any] = dict(
     opponents="strategic,greedy,random", opponent_weights="0.45,0.45,0.1", self_play_prob=0.2,
-    n_steps=64, ent_coef=0.01, bc_teacher="")
+    n_steps=64, ent_coef=0.01, bc_teacher="", net_arch="128,128")
 
 
 def cpu_seconds(pids: list[int]) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,41 @@ def test_defaults_are_the_ten_minute_recipe() -> None:
     assert (args.ent_coef, args.learning_rate, args.n_envs, args.n_steps) == (0, 3e-4, 64, 128)
     assert (args.eval_every, args.torch_threads) == (1_000_000, 2)
     assert args.env_workers == 2 and args.total_timesteps == 10_000_000
+    assert (args.net_arch, args.bc_steps, args.bc_epochs) == ("auto", 0, 0)  # the table size's
+
+
+def test_the_network_and_the_imitation_follow_the_table_size() -> None:
+    """``--net-arch auto``, ``--bc-steps 0``, ``--bc-epochs 0`` (the defaults): 128,128 and
+    100,000 decisions over 8 epochs at two players (the ten-minute recipe), 256,256 and
+    400,000 over 10 at three or more (the four-player one); a value given is kept."""
+    from uno_mk_env.training.ppo_fast import table_size_defaults
+
+    def fields(args: Args) -> tuple[str, int, int]:
+        return args.net_arch, args.bc_steps, args.bc_epochs
+
+    assert fields(table_size_defaults(Args())) == ("128,128", 100_000, 8)
+    for n in (3, 4, 10):
+        assert fields(table_size_defaults(Args(num_players=n))) == ("256,256", 400_000, 10)
+    given = Args(num_players=4, net_arch="64", bc_steps=5, bc_epochs=1)
+    assert fields(table_size_defaults(given)) == ("64", 5, 1)
+    assert fields(table_size_defaults(Args(num_players=4, bc_steps=7))) == ("256,256", 7, 10)
+
+
+def test_a_run_records_the_table_size_values_it_used(tmp_path: Path) -> None:
+    """The run's config holds what the table size chose, and its command says it, so that the
+    command parses back to the run whatever the defaults become."""
+    from uno_mk_env.training.args import parse
+    from uno_mk_env.training.ppo_fast import DESCRIPTION, PROG
+
+    summary = train(tiny(tmp_path, net_arch="auto", num_players=3, bc_teacher="greedy",
+                         bc_steps=200))
+    config = json.loads((Path(summary["run_dir"]) / "config.json").read_text())
+    assert (config["args"]["net_arch"], config["args"]["bc_epochs"]) == ("256,256", 10)
+    assert config["policy_kwargs"]["net_arch"]["pi"] == [256, 256]
+    argv = shlex.split(config["command"])[3:]  # after "python -m uno_mk_env.training.ppo_fast"
+    assert "--net-arch" in argv and "--bc-epochs" in argv
+    again = parse(Args, argv, PROG, DESCRIPTION)
+    assert (again.net_arch, again.bc_steps, again.bc_epochs) == ("256,256", 200, 10)
 
 
 def test_final_evaluation_follows_the_budget() -> None:

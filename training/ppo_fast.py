@@ -127,7 +127,15 @@ class Args(TrainArgs):
     model; the critic starts fresh (see --critic-warmup)"""
     total_timesteps: int = 10_000_000
     learning_rate: float = 3e-4
+    net_arch: str = "auto"
+    """hidden layer sizes of the policy and value networks (comma-separated); "auto": the table
+    size's (128,128 at two players, 256,256 at three or more)"""
     bc_teacher: str = "strategic"
+    bc_steps: int = 0
+    """teacher decisions collected for behaviour cloning (the teacher in the learner's seat);
+    0: the table size's number (100,000 at two players, 400,000 at three or more)"""
+    bc_epochs: int = 0
+    """epochs of behaviour cloning; 0: the table size's number (8 at two players, 10 at more)"""
     eval_every: int = 1_000_000
     final_eval_games: int = 0
     """games per opponent in the final evaluation; 0: follow the budget, one game per 250
@@ -201,6 +209,27 @@ def final_games(args: Args) -> int:
     if args.final_eval_games or args.max_minutes <= 0:
         return games
     return min(games, TIMED_FINAL_EVAL_GAMES)
+
+
+#: The defaults that follow the table size: a field's value meaning "the table size's", then
+#: its value at two players and at three or more. Two players: the ten-minute recipe; more:
+#: the four-player thirty-minute one (docs/training.md, "The fast path"), a wider network and a
+#: four times longer imitation of ``strategic`` (a clone from 100,000 decisions wins 0.234
+#: against three ``strategic``, one from 400,000 decisions with 256,256 layers about 0.25).
+TABLE_SIZE_DEFAULTS: dict[str, tuple[Any, Any, Any]] = {
+    "net_arch": ("auto", "128,128", "256,256"),
+    "bc_steps": (0, 100_000, 400_000),
+    "bc_epochs": (0, 8, 10),
+}
+
+
+def table_size_defaults(args: Args) -> Args:
+    """``args`` with every field left to the table size (:data:`TABLE_SIZE_DEFAULTS`) set to
+    the value of its ``--num-players``."""
+    column = 1 if args.num_players <= 2 else 2
+    return dataclasses.replace(args, **{
+        name: values[column] for name, values in TABLE_SIZE_DEFAULTS.items()
+        if getattr(args, name) == values[0]})
 
 
 def whole_rollouts(args: Args) -> Args:
@@ -579,6 +608,7 @@ def train(args: Args, invocation: str | None = None) -> dict[str, Any]:
     Raises:
         TrainingError: a refused request (one line; nothing is created).
     """
+    args = table_size_defaults(args)
     check_args(args)
     args = whole_rollouts(args)
     from threadpoolctl import threadpool_limits
