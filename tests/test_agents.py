@@ -22,6 +22,7 @@ from uno_mk_env import PRESETS, Game, PlayerView, Rules, preset
 from uno_mk_env import actions as A
 from uno_mk_env.agents import (
     Agent,
+    AgentError,
     GreedyAgent,
     ISMCTSAgent,
     RandomAgent,
@@ -213,6 +214,33 @@ def test_unknown_agent_and_unexpected_argument_are_clear_errors() -> None:
     for name in ("greedy", "strategic"):
         with pytest.raises(ValueError, match=f"agent '{name}' takes no argument"):
             make_agent(f"{name}:3")
+
+
+class _Hostile(Agent):
+    """An agent whose failure is huge: a 100,000-character, many-line exception, or a
+    100,000-element array as its action."""
+
+    name = "hostile"
+
+    def __init__(self, raises: bool) -> None:
+        self.raises = raises
+
+    def act(self, observation, action_mask, view):  # type: ignore[no-untyped-def]
+        if self.raises:
+            raise RuntimeError("boom\n" * 20_000)
+        return np.zeros(100_000)
+
+
+@pytest.mark.parametrize("raises", [True, False], ids=["exception", "huge action"])
+def test_an_agent_failure_is_one_bounded_line(raises: bool) -> None:
+    """:class:`AgentError` names the agent, the seat and the failure in one line of a few
+    hundred characters, whatever the agent raised or returned."""
+    with pytest.raises(AgentError) as caught:
+        agent_action(_Hostile(raises), Game(Rules(num_players=2), seed=1))
+    message = str(caught.value)
+    assert "\n" not in message and len(message) < 600, len(message)
+    assert "'hostile' (seat " in message
+    assert ("raised RuntimeError: boom boom" if raises else "chose an illegal action") in message
 
 
 # ------------------------------------------------------------------------------ heuristics

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .errors import UnoMkError
+from .errors import UnoMkError, one_line, quote
 from .game import Game
 from .view import PlayerView
 
@@ -101,11 +101,12 @@ def agent_action(
     try:
         action = agent.act(obs, action_mask(legal), view)
     except Exception as e:
-        raise AgentError(f"agent {name!r} (seat {seat}) raised {type(e).__name__}: {e} "
-                         f"(decision {game.num_steps})") from e
+        raise AgentError(f"agent {one_line(repr(name))} (seat {seat}) raised {type(e).__name__}: "
+                         f"{one_line(str(e))} (decision {game.num_steps})") from e
     if isinstance(action, bool | np.bool_) or not isinstance(action, int | np.integer) or (
             int(action) not in legal):
-        raise AgentError(f"agent {name!r} (seat {seat}) chose an illegal action {action!r} in "
+        raise AgentError(f"agent {one_line(repr(name))} (seat {seat}) chose an illegal action "
+                         f"{quote(action)} in "
                          f"phase '{game.phase_name}' (legal: {list(legal)}; decision "
                          f"{game.num_steps})")
     return int(action)
