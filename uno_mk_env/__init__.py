@@ -23,7 +23,7 @@ from .phases import Phase
 from .rules import OPTIONS, PRESETS, Rules, RulesError, preset
 from .view import PlayerView
 
-__version__ = "0.8.0"
+__version__ = "0.9.0"
 
 #: The Gymnasium id of :class:`uno_mk_env.gym_env.UnoMarioKartGymEnv` (keyword arguments of
 #: ``gym.make`` go to its constructor).
