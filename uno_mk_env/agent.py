@@ -67,6 +67,11 @@ class Agent(ABC):
         return f"{type(self).__name__}(name={self.name!r})"
 
 
+def _who(name: str, seat: int) -> str:
+    """How an :class:`AgentError` names the agent: its name quoted on one line, and its seat."""
+    return f"agent {one_line(repr(name))} (seat {seat})"
+
+
 def agent_action(
     agent: Agent,
     game: Game,
@@ -101,12 +106,11 @@ def agent_action(
     try:
         action = agent.act(obs, action_mask(legal), view)
     except Exception as e:
-        raise AgentError(f"agent {one_line(repr(name))} (seat {seat}) raised {type(e).__name__}: "
-                         f"{one_line(str(e))} (decision {game.num_steps})") from e
+        raise AgentError(f"{_who(name, seat)} raised {type(e).__name__}: {one_line(str(e))} "
+                         f"(decision {game.num_steps})") from e
     if isinstance(action, bool | np.bool_) or not isinstance(action, int | np.integer) or (
             int(action) not in legal):
-        raise AgentError(f"agent {one_line(repr(name))} (seat {seat}) chose an illegal action "
-                         f"{quote(action)} in "
-                         f"phase '{game.phase_name}' (legal: {list(legal)}; decision "
+        raise AgentError(f"{_who(name, seat)} chose an illegal action {quote(action)} in phase "
+                         f"'{game.phase_name}' (legal: {list(legal)}; decision "
                          f"{game.num_steps})")
     return int(action)
