@@ -55,6 +55,7 @@ import numpy as np
 from uno_mk_env import PlayerView
 from uno_mk_env import actions as A
 from uno_mk_env.errors import UnoMkError, one_line, quote
+from uno_mk_env.files import parse_json
 from uno_mk_env.observation import OBS_PIECES, OBS_SIZE, STATE_PIECES, STATE_SIZE
 
 from .base import Agent, register
@@ -366,10 +367,8 @@ def _sb3_data(path: Path, archive: zipfile.ZipFile) -> dict[str, Any]:
     if size > MAX_DATA_BYTES:
         raise ModelFileError(f"{path}: its 'data' entry is {size} bytes, more than the "
                              f"{MAX_DATA_BYTES} this loader reads")
-    try:
-        data = json.loads(_read_entry(path, archive, "data"))
-    except (ValueError, RecursionError) as e:
-        raise ModelFileError(f"{path}: its 'data' entry is not JSON ({_one_line(e)})") from None
+    data = parse_json(_read_entry(path, archive, "data"), f"{path}: its 'data' entry",
+                      max_bytes=MAX_DATA_BYTES, error=ModelFileError)
     if not isinstance(data, dict):
         raise ModelFileError(f"{path}: its 'data' entry is not a JSON object")
     return data
@@ -562,7 +561,8 @@ def _npz_actor(path: Path, archive: zipfile.ZipFile) -> tuple[_NumpyActor, dict[
             meta_array = npz["metadata"]
             if meta_array.dtype.kind != "U" or meta_array.shape != ():
                 raise ModelFileError(f"{path}: its 'metadata' is not a JSON string")
-            meta = json.loads(str(meta_array[()]))
+            meta = parse_json(str(meta_array[()]), f"{path}: its 'metadata'",
+                              error=ModelFileError)
             if not isinstance(meta, dict) or meta.get("format") != POLICY_FORMAT:
                 what = meta.get("format") if isinstance(meta, dict) else meta
                 raise ModelFileError(f"{path}: not a {POLICY_FORMAT} file (metadata format "

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from uno_mk_env.agents import ismcts
 from uno_mk_env.evaluation import protocol
-from uno_mk_env.evaluation.outputs import append_csv_row
+from uno_mk_env.files import append_csv_row
 
 FIELDS = ["players", "series", "spec", "iterations", "games", "win_rate", "ci_low", "ci_high",
           "cpu_ms_per_move", "wall_ms_per_move", "searched_moves", "root_seed"]

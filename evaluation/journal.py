@@ -22,9 +22,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from uno_mk_env.files import OutputPathError, atomic_write_text, parse_json
 from uno_mk_env.rewards import places
 
-from .outputs import OutputPathError, atomic_write_text
 from .results import GameRecord
 
 __all__ = ["JOURNAL_FILE", "JournalError", "JournalWriter", "journal_path", "read_journal"]
@@ -120,12 +120,7 @@ def read_journal(
 
 
 def _parse(line: bytes, where: str, number: int) -> Any:
-    if len(line) > MAX_LINE:
-        raise JournalError(f"{where}: line {number} is longer than {MAX_LINE} bytes")
-    try:
-        return json.loads(line.decode("utf-8"))
-    except (ValueError, RecursionError):
-        raise JournalError(f"{where}: line {number} is not JSON") from None
+    return parse_json(line, f"{where}: line {number}", max_bytes=MAX_LINE, error=JournalError)
 
 
 def _check_header(header: Any, config: Mapping[str, Any], where: str) -> None:

@@ -46,9 +46,9 @@ from uno_mk_env import Rules, RulesError
 from uno_mk_env import __version__ as PACKAGE_VERSION
 from uno_mk_env.agents.base import build_agent
 from uno_mk_env.agents.ppo import resolve_model_path
+from uno_mk_env.files import atomic_write_text, read_json
 
 from .match import admit
-from .outputs import atomic_write_text
 from .ratings import Z95
 from .tournament import (
     DEFAULT_MAX_STEPS,
@@ -405,9 +405,9 @@ def recompute_card(out_dir: str | Path) -> dict[str, Any]:
     """The card in ``out_dir`` with every line's metrics recomputed from its saved game
     records (``games/<line>.json``): equal to the saved card when nothing was altered."""
     out = Path(out_dir)
-    card = json.loads((out / CARD_JSON).read_text(encoding="utf-8"))
+    card = read_json(out / CARD_JSON)
     for entry in card["lines"]:
-        data = json.loads((out / "games" / f"{entry['name']}.json").read_text(encoding="utf-8"))
+        data = read_json(out / "games" / f"{entry['name']}.json")
         records = [GameRecord.from_dict(r) for r in data["games"]]
         entry.update(json.loads(json.dumps(line_metrics(records))))
     return card

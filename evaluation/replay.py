@@ -61,7 +61,7 @@ from uno_mk_env.agents.base import Agent, AgentError, build_agent
 from uno_mk_env.cards import CODES, COLOUR_NAMES, COLOURS, ITEM_NAMES, NAMES, NUM_CARDS
 from uno_mk_env.errors import UnoMkError, one_line, quote
 from uno_mk_env.evaluation.match import play_match
-from uno_mk_env.evaluation.outputs import atomic_write_text
+from uno_mk_env.files import atomic_write_text, read_json
 from uno_mk_env.phases import PHASE_NAMES
 from uno_mk_env.render_image import (
     GEOMETRY,
@@ -339,23 +339,8 @@ def load_recording(path: str | Path) -> dict[str, Any]:
     if p.is_dir():
         p = p / "replays.json"
     where = repr(str(p))
-    try:
-        size = p.stat().st_size
-        if size > MAX_RECORDING_BYTES:
-            raise ReplayError(f"{where} is {size} bytes; a recording is read up to "
-                              f"{MAX_RECORDING_BYTES}")
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ReplayError(f"cannot read replay file {where}: {e.strerror or e}") from None
-    except UnicodeDecodeError as e:
-        raise ReplayError(f"{where} is not UTF-8 text ({e.reason} at byte {e.start})") from None
-    try:
-        data = json.loads(text)
-    except RecursionError:
-        raise ReplayError(f"{where} is not a replay recording (JSON nested deeper than "
-                          f"{MAX_RECORDING_DEPTH} levels)") from None
-    except ValueError as e:
-        raise ReplayError(f"{where} is not JSON: {one_line(str(e))}") from None
+    data = read_json(p, f"replay file {where}", max_bytes=MAX_RECORDING_BYTES,
+                     max_depth=MAX_RECORDING_DEPTH, error=ReplayError)
     check_recording(data, where)
     return data
 
@@ -393,8 +378,8 @@ def _check_depth(data: Any, where: str) -> None:
     while stack:
         value, depth = stack.pop()
         if depth > MAX_RECORDING_DEPTH:
-            raise ReplayError(f"{where} is not a replay recording (nested deeper than "
-                              f"{MAX_RECORDING_DEPTH} levels)")
+            raise ReplayError(f"{where} is not a replay recording (it nests arrays and objects "
+                              f"deeper; at most {MAX_RECORDING_DEPTH} levels are read)")
         children = value.values() if isinstance(value, dict) else value if isinstance(
             value, list) else ()
         stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))

@@ -275,7 +275,7 @@ class TournamentResult:
 
     def plot(self, path: str | Path) -> None:
         """Saves a PNG of :meth:`figure` (atomically)."""
-        from .outputs import atomic_save
+        from uno_mk_env.files import atomic_save
 
         figure = self.figure()
         kind = Path(path).suffix[1:].lower() or "png"

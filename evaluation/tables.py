@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .outputs import atomic_write_text, check_output_dir
+from uno_mk_env.files import atomic_write_text, check_output_dir
 
 if TYPE_CHECKING:
     from .results import TournamentResult

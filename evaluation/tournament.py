@@ -48,7 +48,7 @@ Journal and resume
     and plays only the games it lacks, which gives the same result as an uninterrupted run
     (a game's result depends only on its seeds). The command line keeps the journal in the
     ``--out`` folder and locks that folder for the run
-    (:class:`~uno_mk_env.evaluation.outputs.OutputLock`).
+    (:class:`~uno_mk_env.files.OutputLock`).
 
 Cheating agents
     An agent with ``cheats = True`` (:class:`uno_mk_env.agents.oracle.CheatingAgent`: it sees
@@ -59,7 +59,7 @@ Cheating agents
 
 This module plays (schedule, games, worker processes); the statistics are in
 :mod:`~uno_mk_env.evaluation.results`, the files and plot in :mod:`~uno_mk_env.evaluation.tables`
-and :mod:`~uno_mk_env.evaluation.outputs`. Every public name stays importable from here.
+and :mod:`~uno_mk_env.files`. Every public name stays importable from here.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ from typing import Any
 
 import numpy as np
 
-from uno_mk_env import PlayerView, Rules, RulesError
+from uno_mk_env import PlayerView, Rules, RulesError, files
 from uno_mk_env import __version__ as ENV_VERSION
 from uno_mk_env.agents.base import (
     Agent,
@@ -92,12 +92,11 @@ from uno_mk_env.agents.base import (
     discover_agents,
 )
 from uno_mk_env.errors import UnoMkError
+from uno_mk_env.files import OutputLock, OutputPathError
 from uno_mk_env.rewards import places
 
-from . import outputs
 from .journal import JOURNAL_FILE, JournalError, JournalWriter, read_journal
 from .match import admit, cheating_refusal, play_match
-from .outputs import OutputLock, OutputPathError
 from .replay import MAX_REPLAY_GAMES
 from .results import (
     LEADERBOARD_COLUMNS,
@@ -140,9 +139,9 @@ class TournamentError(UnoMkError, RuntimeError):
 
 
 def check_output_dir(path: str | Path, file_names: Iterable[str] | None = None) -> Path:
-    """:func:`uno_mk_env.evaluation.outputs.check_output_dir` with the result files
+    """:func:`uno_mk_env.files.check_output_dir` with the result files
     (:data:`FILE_NAMES`) as the default ``file_names``."""
-    return outputs.check_output_dir(path, FILE_NAMES.values() if file_names is None
+    return files.check_output_dir(path, FILE_NAMES.values() if file_names is None
                                     else file_names)
 
 

@@ -44,7 +44,7 @@ def test_ismcts_budget_plot_draws_without_layout_warnings(tmp_path) -> None:
 
 def test_a_record_csv_gets_its_header_once(tmp_path) -> None:
     """``append_csv_row``, the one writer of the benchmark's and the best response's records."""
-    from uno_mk_env.evaluation.outputs import append_csv_row
+    from uno_mk_env.files import append_csv_row
 
     path = tmp_path / "record.csv"
     append_csv_row(path, ["a", "b"], {"a": 1, "b": "x,y"})

@@ -106,7 +106,8 @@ def test_no_exception_class_escapes_the_import_walk() -> None:
     ("uno_mk_env.agents.ppo.ModelFileError", ValueError),
     ("uno_mk_env.evaluation.replay.ReplayError", ValueError),
     ("uno_mk_env.evaluation.tournament.TournamentError", RuntimeError),
-    ("uno_mk_env.evaluation.outputs.OutputPathError", ValueError),
+    ("uno_mk_env.files.OutputPathError", ValueError),
+    ("uno_mk_env.files.FileFormatError", ValueError),
     ("uno_mk_env.training.args.TrainingError", ValueError),
 ])
 def test_each_keeps_its_standard_base(name: str, standard: type) -> None:
@@ -139,9 +140,9 @@ def _cases() -> list[tuple[BaseException, int, str]]:
     from uno_mk_env.agents.base import AgentError, AgentSpecError
     from uno_mk_env.cli.app import Terminated
     from uno_mk_env.cli.common import CLIError
-    from uno_mk_env.evaluation.outputs import OutputPathError
     from uno_mk_env.evaluation.replay import ReplayError
     from uno_mk_env.evaluation.tournament import TournamentError
+    from uno_mk_env.files import OutputPathError
     from uno_mk_env.rules import RulesError
 
     return [

@@ -394,7 +394,7 @@ def _crafted_zip(kind: str, tiny_zip: Path, dst: Path, marker: Path) -> tuple[Pa
         "legacy_torch_format": (dict(pth=legacy.getvalue()), "not torch's zip format"),
         "pth_garbage": (dict(pth=b"\x00" * 1000), "not a plain weights file"),
         # the JSON of "data"
-        "deep_json": (dict(data=b"[" * 100_000 + b"]" * 100_000), "not JSON"),
+        "deep_json": (dict(data=b"[" * 100_000 + b"]" * 100_000), "100000 deep"),
         "json_list": (dict(data=b"[1, 2, 3]"), "not a JSON object"),
         "json_empty_object": (dict(data=b"{}"), "policy class"),
         "no_observation_space": (dict(edit=lambda d: d.pop("observation_space")),
@@ -515,7 +515,7 @@ def _crafted_npz(kind: str, dst: Path) -> tuple[Path, str]:
         "complex_weights": (lambda a: {**a, "action.bias": a["action.bias"].astype(
             np.complex64)}, "not all finite floats"),
         "deep_metadata": (lambda a: {**a, "metadata": np.array("[" * 100_000 + "]" * 100_000)},
-                          "unreadable policy file"),
+                          "100000 deep"),
         "metadata_list": (lambda a: {**a, "metadata": np.array("[1, 2]")}, "metadata format"),
         "metadata_not_text": (lambda a: {**a, "metadata": np.zeros(3)}, "not a JSON string"),
         "long_format": (lambda a: _with_meta(a, format=long), "metadata format"),

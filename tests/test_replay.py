@@ -348,7 +348,7 @@ BAD_FIELDS = [
     (f"{S0}.seats.{{other}}.legal", [[0, "x"]], "seats[{other}] shows a decision it did not"),
     (f"{S0}.seats.{{actor}}.action", _DELETE, "seats[{actor}] has no 'action'"),
     ("games.0.steps.-1.actor", 0, "actor must be -1 (the final table)"),
-    ("games.0.unknown", json.loads("[" * 20 + "]" * 20), "nested deeper than 16"),
+    ("games.0.unknown", json.loads("[" * 20 + "]" * 20), "at most 16 levels"),
     ("env_version", 7, "env_version must be a string"),
 ]
 
@@ -383,9 +383,9 @@ def test_the_unchanged_recording_passes(tmp_path, recording):
 
 
 @pytest.mark.parametrize("text,message", [
-    ("[" * 100_000 + "]" * 100_000, "nested deeper than 16"),
+    ("[" * 100_000 + "]" * 100_000, "at most 16 levels"),
     ('{"format": "uno-mk-replay", "version": 1, "games": ' + "[" * 5000 + "]" * 5000 + "}",
-     "nested deeper than 16"),
+     "at most 16 levels"),
     ('{"format": "uno-mk-replay", "version": 1, "games": [' + "9" * 5000 + "]}", "is not JSON"),
     ('{"format": "uno-mk-replay", "version": "' + "v" * 100_000 + '", "games": []}',
      "version 'vvvv"),
@@ -411,7 +411,7 @@ def test_too_many_games_too_large_and_not_utf8_are_refused(tmp_path, recording, 
         load_recording(file)
     file.write_text(json.dumps(recording))
     monkeypatch.setattr(replay, "MAX_RECORDING_BYTES", 1000)
-    with pytest.raises(ReplayError, match="is read up to 1000"):
+    with pytest.raises(ReplayError, match="at most 1000 are read"):
         load_recording(file)
 
 

@@ -25,13 +25,6 @@ from uno_mk_env.agents import RandomAgent, make_agent
 from uno_mk_env.cli.app import main
 from uno_mk_env.evaluation.journal import JOURNAL_FILE, JournalError, read_journal
 from uno_mk_env.evaluation.match import MatchStopped, play_match
-from uno_mk_env.evaluation.outputs import (
-    LOCK_FILE,
-    OutputLock,
-    OutputPathError,
-    atomic_write,
-    atomic_write_text,
-)
 from uno_mk_env.evaluation.tournament import (
     MAX_GAMES,
     AgentSpecError,
@@ -39,6 +32,13 @@ from uno_mk_env.evaluation.tournament import (
     Schedule,
     run_tournament,
     schedule,
+)
+from uno_mk_env.files import (
+    LOCK_FILE,
+    OutputLock,
+    OutputPathError,
+    atomic_write,
+    atomic_write_text,
 )
 from uno_mk_env.seeding import derive_seed
 
@@ -160,7 +160,7 @@ def test_atomic_write_keeps_the_old_file_when_the_writer_fails(tmp_path) -> None
 
 _WRITER = textwrap.dedent("""
     import sys
-    from uno_mk_env.evaluation.outputs import atomic_write_text
+    from uno_mk_env.files import atomic_write_text
     i = 0
     print("ready", flush=True)
     while True:
@@ -205,7 +205,7 @@ def test_a_second_run_into_a_locked_folder_is_refused_in_one_line(tmp_path, caps
 def test_the_lock_of_a_killed_run_does_not_block(tmp_path) -> None:
     holder = textwrap.dedent("""
         import sys, time
-        from uno_mk_env.evaluation.outputs import OutputLock
+        from uno_mk_env.files import OutputLock
         with OutputLock(sys.argv[1]):
             print("locked", flush=True)
             time.sleep(60)

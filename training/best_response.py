@@ -95,7 +95,7 @@ def check(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Trains the best response and plays its protocol line against the target."""
     from uno_mk_env.evaluation import protocol
-    from uno_mk_env.evaluation.outputs import append_csv_row
+    from uno_mk_env.files import append_csv_row
 
     from . import train_ppo
 

@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from uno_mk_env.files import read_json
+
 #: Columns of ``eval.csv`` and of a shipped model's ``<name>_curve.csv``.
 EVAL_COLUMNS = ["timesteps", "kind", "opponent", "players", "games", "wins", "win_rate",
                 "ci_low", "ci_high", "wall_s"]
@@ -259,9 +261,7 @@ def curve_figure(rows: Sequence[dict[str, Any]], num_players: int, title: str,
 def plot_shipped(json_path: Path) -> Path:
     """Redraws a shipped model's curve (``NAME_curve.png``) from its ``NAME_curve.csv`` and the
     resume chain of its ``NAME.json``; returns the PNG."""
-    import json
-
-    info = json.loads(Path(json_path).read_text(encoding="utf-8"))
+    info = read_json(json_path)
     stem = Path(json_path).with_suffix("")
     n = int(info["args"]["num_players"])
     rllib = info.get("backend") == "rllib"

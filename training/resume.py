@@ -5,10 +5,11 @@ JSON tells (``--resume`` keeps them; :mod:`uno_mk_env.training.train_ppo` checks
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TypeGuard
+
+from uno_mk_env import files
 
 from .args import TrainingError
 
@@ -30,7 +31,7 @@ def config_chain(run_dir: Path) -> list[dict[str, Any]]:
     seen: set[Path] = set()
     while run_dir not in seen and (run_dir / "config.json").is_file():
         seen.add(run_dir)
-        config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+        config = files.read_json(run_dir / "config.json", error=TrainingError)
         chain.append(config)
         resume = config.get("args", {}).get("resume")
         if not resume:
@@ -98,9 +99,10 @@ def checkpoint_hyperparameters(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
+    """The JSON object in ``path``, or ``None`` when it is missing, unreadable or not an object."""
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        value = files.read_json(path)
+    except files.FileFormatError:
         return None
     return value if isinstance(value, dict) else None
 

@@ -78,6 +78,8 @@ except ImportError:  # one line naming the extra, not pyspiel's traceback
     ) from None
 
 from . import actions as A
+from .errors import StateError
+from .files import parse_json
 from .game import Game
 from .observation import OBS_SIZE, encode
 from .rewards import loss_reward, win_rewards
@@ -216,7 +218,7 @@ class _Engine:
 
 
 def _engine_from_json(text: str) -> _Engine:
-    return _Engine(Game.from_dict(json.loads(text)))
+    return _Engine(Game.from_dict(parse_json(text, "state string", error=StateError)))
 
 
 class UnoMarioKartGame(pyspiel.Game):
@@ -258,7 +260,7 @@ class UnoMarioKartGame(pyspiel.Game):
         ``Game.from_dict``; it must be of this game's rules)."""
         if state is None:
             return UnoMarioKartState(self)
-        d = json.loads(state) if isinstance(state, str) else state
+        d = parse_json(state, "state string", error=StateError) if isinstance(state, str) else state
         g = Game.from_dict(d)
         if g.rules != self.rules:
             raise RulesError(f"the state's rules {g.rules!r} are not this game's {self.rules!r}")

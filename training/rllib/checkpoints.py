@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from uno_mk_env.files import read_json
+
 from ..args import TrainingError
 from .args import RESUME_FIXED, Args
 from .league import MAIN
@@ -59,11 +61,8 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
         raise TrainingError(f"--resume {str(path)!r}: not a checkpoint of this backend (no "
                             f"{CHECKPOINT_META} in {p}; checkpoints are "
                             "runs/<run>/checkpoints/<steps>/)")
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise TrainingError(f"--resume {str(path)!r}: unreadable {CHECKPOINT_META} ({e})"
-                            ) from None
+    meta = read_json(meta_path, f"--resume {str(path)!r}: {CHECKPOINT_META}",
+                     error=TrainingError)
     if not isinstance(meta, dict) or not isinstance(meta.get("args"), dict):
         raise TrainingError(f"--resume {str(path)!r}: {CHECKPOINT_META} has no 'args'")
     return meta

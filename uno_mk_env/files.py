@@ -1,5 +1,6 @@
-"""Result files that survive a kill: one atomic writer for every result file, a lock on an
-output folder, and the check that a folder can be written before any work is done.
+"""Files the package writes and reads: one atomic writer for every result file, a lock on an
+output folder, the check that a folder can be written before any work is done, and one bounded
+JSON reader for every file or string the package parses.
 
 Atomic writes
     :func:`atomic_write` writes into a temporary file in the target's folder, flushes it to disk,
@@ -14,22 +15,34 @@ Locks
     lock when its process dies, so the lock of a killed run never blocks the next one (the lock
     file itself stays, empty of meaning). Where ``fcntl`` does not exist (Windows) there is no
     lock.
+
+Bounded JSON
+    :func:`parse_json` and :func:`read_json` are how every JSON text from outside is parsed (a
+    state string, a run's ``config.json``, a replay recording, a journal line, a policy file's
+    metadata): its size and its nesting depth are checked *before* :func:`json.loads` runs, so
+    a 100,000-deep ``[[[...]]]`` or a gigabyte file is one line naming it, never a
+    ``RecursionError`` or unbounded memory. Never ``eval``, never ``pickle``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import csv
+import json
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from uno_mk_env.errors import UnoMkError
+import numpy as np
 
-__all__ = ["LOCK_FILE", "OutputLock", "OutputPathError", "append_csv_row", "atomic_save",
-           "atomic_write", "atomic_write_text", "check_output_dir"]
+from .errors import UnoMkError, one_line
+
+__all__ = ["LOCK_FILE", "MAX_JSON_BYTES", "MAX_JSON_DEPTH", "FileFormatError", "OutputLock",
+           "OutputPathError", "append_csv_row", "atomic_save", "atomic_write",
+           "atomic_write_text", "check_output_dir", "json_depth", "parse_json", "read_json"]
 
 #: The lock file :class:`OutputLock` holds in an output folder.
 LOCK_FILE = ".uno-mk.lock"
@@ -37,6 +50,11 @@ LOCK_FILE = ".uno-mk.lock"
 
 class OutputPathError(UnoMkError, ValueError):
     """A place where the result files cannot be written (one line naming it)."""
+
+
+class FileFormatError(UnoMkError, ValueError):
+    """A JSON file or string that cannot be read: too large, nested too deep, not UTF-8, not
+    JSON (one line naming it)."""
 
 
 @contextlib.contextmanager
@@ -174,3 +192,80 @@ def check_output_dir(path: str | Path, file_names: Iterable[str]) -> Path:
         if target.exists() and not target.is_file():
             raise OutputPathError(f"cannot write {str(target)!r}: it exists and is not a file")
     return out
+
+
+#: The largest JSON text :func:`parse_json` reads unless its caller sets a smaller bound.
+MAX_JSON_BYTES = 64 * 2**20
+#: The deepest nesting of arrays and objects :func:`parse_json` accepts unless told otherwise
+#: (a state dict nests 4 levels, a recording 6, a run's config 5).
+MAX_JSON_DEPTH = 32
+
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_OPEN = np.zeros(256, dtype=np.int64)
+_OPEN[[ord("["), ord("{")]] = 1
+_OPEN[[ord("]"), ord("}")]] = -1
+
+
+def json_depth(text: bytes) -> int:
+    """The deepest nesting of ``[``/``{`` in the JSON text ``text``, brackets inside strings
+    not counted: a linear scan (strings removed by one regular expression, then a running sum
+    in numpy), so it is safe on any input."""
+    stripped = _JSON_STRING.sub(b"", text)
+    if not stripped:
+        return 0
+    depth = np.cumsum(_OPEN[np.frombuffer(stripped, dtype=np.uint8)])
+    return int(depth.max(initial=0))
+
+
+def parse_json(text: str | bytes, what: str, *, max_bytes: int = MAX_JSON_BYTES,
+               max_depth: int = MAX_JSON_DEPTH,
+               error: type[Exception] = FileFormatError) -> Any:
+    """Parses the JSON text ``text`` after checking its size and nesting depth.
+
+    Args:
+        text: the JSON text (``bytes`` must be UTF-8).
+        what: what it is, for the message (``"state string"``, ``"'runs/x/config.json'"``).
+        max_bytes: the largest size accepted, in UTF-8 bytes.
+        max_depth: the deepest nesting of arrays and objects accepted.
+        error: the exception raised (the caller's own error type; one line, naming ``what``).
+
+    Raises:
+        error: too large, nested too deep, not UTF-8 or not JSON.
+    """
+    if isinstance(text, str):
+        if len(text) > max_bytes:  # a character is at least one byte
+            raise error(f"{what} is larger than {max_bytes} bytes")
+        data = text.encode("utf-8", "surrogatepass")
+    else:
+        data = bytes(text)
+    if len(data) > max_bytes:
+        raise error(f"{what} is {len(data)} bytes; at most {max_bytes} are read")
+    depth = json_depth(data)
+    if depth > max_depth:
+        raise error(f"{what} nests arrays and objects {depth} deep; at most {max_depth} "
+                    "levels are read")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise error(f"{what} is not JSON: not UTF-8 text ({e.reason} at byte {e.start})"
+                    ) from None
+    except (ValueError, RecursionError) as e:
+        raise error(f"{what} is not JSON: {one_line(str(e), 120)}") from None
+
+
+def read_json(path: str | Path, what: str | None = None, *, max_bytes: int = MAX_JSON_BYTES,
+              max_depth: int = MAX_JSON_DEPTH, error: type[Exception] = FileFormatError) -> Any:
+    """Reads and parses the JSON file ``path`` (:func:`parse_json`), reading at most
+    ``max_bytes + 1`` bytes of it whatever its size claims.
+
+    Raises:
+        error: the file cannot be read, is too large, nested too deep, or not JSON (one line
+            naming ``what``, by default the path).
+    """
+    where = what or repr(str(path))
+    try:
+        with open(path, "rb") as f:
+            data = f.read(max_bytes + 1)
+    except OSError as e:
+        raise error(f"cannot read {where}: {e.strerror or e}") from None
+    return parse_json(data, where, max_bytes=max_bytes, max_depth=max_depth, error=error)
