@@ -28,7 +28,17 @@ import numpy as np
 
 from uno_mk_env import PlayerView, legality
 from uno_mk_env import actions as A
-from uno_mk_env.cards import COLOUR_OF, DRAW_TWO, POINTS, RANK_OF, REVERSE, SKIP, W4, WB
+from uno_mk_env.cards import (
+    COLOUR_OF,
+    DRAW_TWO,
+    NUM_CARDS,
+    POINTS,
+    RANK_OF,
+    REVERSE,
+    SKIP,
+    W4,
+    WB,
+)
 from uno_mk_env.legality import held_mask
 from uno_mk_env.phases import Phase
 from uno_mk_env.view import COLOUR_AFTER_W4
@@ -41,7 +51,7 @@ __all__ = [
 ]
 
 _COLOURED_PER_COLOUR = 25  # R2: one 0, two each of 1-9, Skip, Reverse, Draw Two
-_DECK_SIZE = 112
+
 
 
 # ------------------------------------------------------------------------------------ helpers
@@ -539,7 +549,7 @@ class StrategicAgent(Agent):
         if view.rules.item_box_counts_for_w4:
             matching += 8 - disc[WB]
         nxt = (view.seat + view.direction) % view.num_players
-        total = _DECK_SIZE - sum(disc) - view.hand_sizes[nxt] - 1  # minus the W4 itself
+        total = NUM_CARDS - sum(disc) - view.hand_sizes[nxt] - 1  # minus the W4 itself
         p_none = 1.0
         for i in range(left):
             if total - i <= 0:

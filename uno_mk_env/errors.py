@@ -46,10 +46,13 @@ def one_line(text: str, limit: int = 200) -> str:
 
 def quote(value: Any, limit: int = 80) -> str:
     """``repr(value)`` for an error message, bounded (:mod:`reprlib`, then at most ``limit``
-    characters, ending in ``…`` when cut): a hostile file's 100,000-character field, deep list
-    or 5,000-digit number is quoted in a few words, on one line."""
+    characters, ending in ``…`` when cut): a hostile file's 100,000-character field, deep list,
+    5,000-digit number (by its size) or failing ``__repr__`` is quoted in a few words, on one
+    line."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**18:
+        return f"an int of about {int(value.bit_length() * 0.30103) + 1} digits"
     try:
         text = _REPR.repr(value)
-    except (ValueError, RecursionError):  # an int past Python's digit limit, say
+    except Exception:  # an int past Python's digit limit, a hostile __repr__
         text = f"<{type(value).__name__}>"
     return one_line(text, limit)

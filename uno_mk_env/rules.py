@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .cards import COPIES, POINTS
-from .errors import UnoMkError
+from .errors import UnoMkError, quote
 
 
 class RulesError(UnoMkError, ValueError):
@@ -44,18 +44,6 @@ def _int(lo: int, hi: int | None = None) -> tuple[Callable[[Any], bool], str]:
         return v >= lo and (hi is None or v <= hi)
 
     return check, f"int {lo}–{hi}" if hi is not None else f"int ≥ {lo}"
-
-
-def shown_value(value: Any, limit: int = 60) -> str:
-    """``repr(value)`` for an error message, bounded: at most ``limit`` characters, and a huge
-    int by its size (its ``repr`` would run past Python's int-string limit, or fill the line)."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**18:
-        return f"an int of about {int(value.bit_length() * 0.30103) + 1} digits"
-    try:
-        text = repr(value)
-    except Exception:  # a hostile __repr__
-        text = f"a {type(value).__name__}"
-    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _spec(default: Any, rule: tuple[Callable[[Any], bool], str], doc: str) -> OptionSpec:
@@ -163,14 +151,14 @@ class Rules:
         for name in options:
             if name not in OPTIONS:
                 raise RulesError(
-                    f"unknown rule option {shown_value(name)}; the options are: "
+                    f"unknown rule option {quote(name)}; the options are: "
                     f"{', '.join(OPTIONS)}"
                 )
         for name, spec in OPTIONS.items():
             value = options.get(name, spec.default)
             if not spec.check(value):
                 raise RulesError(
-                    f"rule option {name}={shown_value(value)} is not allowed; allowed: "
+                    f"rule option {name}={quote(value)} is not allowed; allowed: "
                     f"{spec.allowed}"
                 )
             object.__setattr__(self, name, value)
