@@ -1,9 +1,11 @@
 """The batched vector env (uno_mk_env.vector) against its oracle: N single Gymnasium wrapper envs
-in gymnasium's own SyncVectorEnv (SAME_STEP autoreset), seeded ``seed + i`` and stepped with the
-same actions, must give exactly the same trajectories (observations, masks, rewards, episode
-ends, final observations and outcomes, episode statistics) at 2, 3 and 4 players, with random,
-rule-based, callable, shipped-policy and self-play-pool opponents, both reward modes, across
-many automatic resets."""
+in gymnasium's own SyncVectorEnv (in each autoreset mode: SAME_STEP, NEXT_STEP, DISABLED),
+seeded ``seed + i`` and stepped with the same actions, must give exactly the same trajectories
+(observations, masks, rewards, episode ends, final observations and outcomes, episode
+statistics) at 2, 3 and 4 players, with random, rule-based, callable, shipped-policy and
+self-play-pool opponents, both reward modes, across many resets. Then Gymnasium's vector
+wrappers over it, and its refusals of bad input (a whole call checked before any table
+changes)."""
 
 from __future__ import annotations
 
@@ -19,11 +21,15 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from uno_mk_env import actions as A
 from uno_mk_env.agents.base import build_agent
 from uno_mk_env.agents.ppo import PPOAgent
+from uno_mk_env.errors import IllegalActionError
 from uno_mk_env.gym_env import UnoMarioKartGymEnv
+from uno_mk_env.rewards import episode_places, places
+from uno_mk_env.rules import Rules
 from uno_mk_env.seeding import derive_seed
-from uno_mk_env.vector import SelfPlayVectorEnv, UnoMarioKartVectorEnv, place_of
+from uno_mk_env.vector import STATS_KEY, SelfPlayVectorEnv, UnoMarioKartVectorEnv
 
 POLICY = "models/ppo_2p.npz"
+PRESETS_2P = Rules(num_players=2)
 
 
 def first_legal(observation: np.ndarray, mask: np.ndarray) -> int:
@@ -57,71 +63,98 @@ def league_pools(i: int, n: int = 4) -> list[Any]:
 
 
 def oracle(num_envs: int, num_players: int, opponents: Callable[[int], Any] | None,
-           **kwargs: Any) -> SyncVectorEnv:
+           mode: AutoresetMode = AutoresetMode.SAME_STEP, **kwargs: Any) -> SyncVectorEnv:
     def thunk(i: int) -> Callable[[], UnoMarioKartGymEnv]:
         return lambda: UnoMarioKartGymEnv(
             num_players, opponents=None if opponents is None else opponents(i), **kwargs)
 
-    return SyncVectorEnv([thunk(i) for i in range(num_envs)],
-                         autoreset_mode=AutoresetMode.SAME_STEP)
+    return SyncVectorEnv([thunk(i) for i in range(num_envs)], autoreset_mode=mode)
+
+
+def _flag(info: dict[str, Any], key: str, i: int) -> bool:
+    return bool(info.get(f"_{key}", np.zeros(i + 1, bool))[i])
 
 
 def assert_same_trajectories(num_envs: int, num_players: int, opponents: Any, steps: int,
-                             seed: int, illegal_every: int = 0, **kwargs: Any) -> int:
-    """Steps both envs with the same actions; returns the number of episodes that ended."""
-    venv = UnoMarioKartVectorEnv(num_envs, num_players, opponents=opponents, **kwargs)
-    ref = oracle(num_envs, num_players, opponents, **kwargs)
-    assert venv.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+                             seed: int, illegal_every: int = 0,
+                             mode: AutoresetMode = AutoresetMode.SAME_STEP,
+                             **kwargs: Any) -> int:
+    """Steps both envs with the same actions (``DISABLED``: and resets the ended tables of both
+    with the same ``reset_mask``); returns the number of episodes that ended."""
+    venv = UnoMarioKartVectorEnv(num_envs, num_players, opponents=opponents,
+                                 autoreset_mode=mode, **kwargs)
+    ref = oracle(num_envs, num_players, opponents, mode, **kwargs)
+    assert venv.metadata["autoreset_mode"] == mode
     obs, info = venv.reset(seed=seed)
     ref_obs, ref_info = ref.reset(seed=seed)
     rng = np.random.default_rng(seed)
     returns = np.zeros(num_envs)
     lengths = np.zeros(num_envs, np.int64)
+    resetting = np.zeros(num_envs, bool)  # NEXT_STEP: dealt again by this step
     ended = 0
     for step in range(steps):
         np.testing.assert_array_equal(obs, ref_obs)
-        np.testing.assert_array_equal(info["action_mask"], ref_info["action_mask"])
-        np.testing.assert_array_equal(info["learner_seat"], ref_info["learner_seat"])
         masks = venv.action_masks()
-        np.testing.assert_array_equal(masks, ref_info["action_mask"].astype(bool))
+        np.testing.assert_array_equal(masks, np.stack([e.action_masks() for e in ref.envs]))
+        np.testing.assert_array_equal(info["action_mask"], masks.astype(np.int8))
+        np.testing.assert_array_equal(info["learner_seat"],
+                                      [e.unwrapped.seat for e in ref.envs])
         # mostly the lowest legal id (a play when there is one: games end sooner), else random
-        actions = np.array([np.flatnonzero(m)[0] if rng.random() < 0.8
+        actions = np.array([0 if not m.any() else np.flatnonzero(m)[0] if rng.random() < 0.8
                             else rng.choice(np.flatnonzero(m)) for m in masks])
-        if illegal_every and step % illegal_every == illegal_every - 1:
-            illegal = np.flatnonzero(~masks[0])
-            actions[0] = illegal[0]
+        if illegal_every and step % illegal_every == illegal_every - 1 and masks[0].any():
+            actions[0] = np.flatnonzero(~masks[0])[0]
         obs, rewards, terms, truncs, info = venv.step(actions)
         ref_obs, ref_rewards, ref_terms, ref_truncs, ref_info = ref.step(actions)
         np.testing.assert_array_equal(rewards, ref_rewards)
         np.testing.assert_array_equal(terms, ref_terms)
         np.testing.assert_array_equal(truncs, ref_truncs)
-        returns += ref_rewards
-        lengths += 1
+        returns[~resetting] += ref_rewards[~resetting]
+        lengths[~resetting] += 1
         done = terms | truncs
+        resetting = done & (mode == AutoresetMode.NEXT_STEP)
         if not done.any():
             assert "final_obs" not in info and "final_obs" not in ref_info
+            assert STATS_KEY not in info and "winner" not in info
             continue
-        np.testing.assert_array_equal(info["_final_obs"], ref_info["_final_obs"])
-        np.testing.assert_array_equal(info["_episode"], done)
-        final, ref_final = info["final_info"], ref_info["final_info"]
+        np.testing.assert_array_equal(info[f"_{STATS_KEY}"], done)
+        if mode == AutoresetMode.SAME_STEP:
+            np.testing.assert_array_equal(info["_final_obs"], ref_info["_final_obs"])
+            final, ref_final = info["final_info"], ref_info["final_info"]
+        else:
+            assert "final_obs" not in info
+            final, ref_final = info, ref_info
         for i in np.flatnonzero(done):
             ended += 1
-            np.testing.assert_array_equal(info["final_obs"][i], ref_info["final_obs"][i])
-            won = ref_final.get("_winner", np.zeros(num_envs, bool))[i]
+            if mode == AutoresetMode.SAME_STEP:
+                np.testing.assert_array_equal(info["final_obs"][i], ref_info["final_obs"][i])
+            won = _flag(ref_final, "winner", i)
             assert final["winner"][i] == (ref_final["winner"][i] if won else -1)
             if won:
                 assert list(final["scores"][i]) == list(ref_final["scores"][i])
             assert final["learner_seat"][i] == ref_final["learner_seat"][i]
-            illegal = bool(ref_final.get("_illegal_action", np.zeros(num_envs, bool))[i])
-            assert final["illegal_action"][i] == illegal
-            assert info["episode"]["r"][i] == pytest.approx(returns[i], abs=1e-12)
-            assert info["episode"]["l"][i] == lengths[i]
-            assert 1 <= info["episode"]["place"][i] <= num_players
+            assert final["illegal_action"][i] == _flag(ref_final, "illegal_action", i)
+            stats = info[STATS_KEY]
+            assert stats["r"][i] == pytest.approx(returns[i], abs=1e-12)
+            assert stats["l"][i] == lengths[i]
+            game = ref.envs[i].unwrapped.game
+            if mode == AutoresetMode.SAME_STEP:
+                assert 1 <= stats["place"][i] <= num_players
+            else:  # the ended game is still there: the place is the public one
+                assert stats["place"][i] == episode_places(game)[final["learner_seat"][i]]
             if won and final["winner"][i] == final["learner_seat"][i]:
-                assert info["episode"]["place"][i] == 1
+                assert stats["place"][i] == 1
             returns[i] = 0.0
             lengths[i] = 0
+        if mode == AutoresetMode.DISABLED:
+            with pytest.raises(RuntimeError, match="reset_mask"):
+                venv.step(actions)
+            obs, info = venv.reset(options={"reset_mask": done.copy()})
+            ref_obs, ref_info = ref.reset(options={"reset_mask": done.copy()})
     return ended
+
+
+MODES = [AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP, AutoresetMode.DISABLED]
 
 
 @pytest.mark.parametrize("num_players,opponents,reward,extra", [
@@ -132,10 +165,11 @@ def assert_same_trajectories(num_envs: int, num_players: int, opponents: Any, st
     (3, lambda i: [first_legal, build_agent("greedy", seed=i)], "win", {"learner_seat": 1}),
 ], ids=["2p-random", "3p-random-points", "4p-rule-based", "2p-callable-truncated",
         "3p-mixed-fixed-seat"])
+@pytest.mark.parametrize("mode", MODES)
 def test_same_trajectories_as_single_envs(num_players: int, opponents: Any, reward: str,
-                                          extra: dict[str, Any]) -> None:
+                                          extra: dict[str, Any], mode: AutoresetMode) -> None:
     ended = assert_same_trajectories(5, num_players, opponents, 600, seed=11, reward=reward,
-                                     illegal_every=97, **extra)
+                                     illegal_every=97, mode=mode, **extra)
     assert ended >= 10  # several automatic resets were compared
 
 
@@ -202,8 +236,16 @@ def test_same_seed_same_run_and_bad_input() -> None:
     with pytest.raises(ValueError, match="0-72"):
         venv.step(np.array([0, 73]))
     assert venv.games()[0].to_dict() == before
-    with pytest.raises(ValueError, match="num_envs"):
-        UnoMarioKartVectorEnv(0)
+    with pytest.raises(TypeError, match="integer"):
+        venv.step(np.array([True, False]))
+    with pytest.raises(TypeError, match="integer"):
+        venv.step(np.array(["1", "2"]))
+    assert venv.games()[0].to_dict() == before
+    with pytest.raises(ValueError, match="reset_mask"):
+        venv.reset(options={"reset_mask": np.zeros(2, bool)})
+    with pytest.raises(ValueError, match="reset_mask"):
+        venv.reset(options={"reset_mask": [True, True]})
+    assert venv.games()[0].to_dict() == before
     with pytest.raises(ValueError, match="reward"):
         UnoMarioKartVectorEnv(2, reward="score")
 
@@ -216,17 +258,136 @@ def test_is_a_gymnasium_vector_env() -> None:
     assert venv.single_action_space == gymnasium.spaces.Discrete(A.NUM_ACTIONS)
 
 
-def test_place_is_the_tournament_ranking() -> None:
-    from uno_mk_env.evaluation.tournament import places
+def test_episode_places_are_public_unless_the_scoring_shows_the_hands() -> None:
+    """At a finished, scored game the places follow the hand points (the scoring shows them,
+    R10.2); otherwise the public hand sizes (fewer is better, ties share)."""
+    from uno_mk_env.game import Game
 
+    game = Game(PRESETS_2P, seed=1)
+    game.sizes = [3, 5]  # only the sizes are read when the game is not over
+    assert episode_places(game) == places(None, [0, 0], [3, 5]) == [1, 2]
+    game.sizes = [4, 4]
+    assert episode_places(game) == [1, 1]
     rng = np.random.default_rng(0)
-    for _ in range(300):
-        n = int(rng.integers(2, 6))
-        winner = None if rng.random() < 0.2 else int(rng.integers(n))
-        scores = rng.integers(0, 3, n).tolist()
-        hand = rng.integers(0, 4, n).tolist()
-        expected = places(winner, scores, hand)
-        assert [place_of(s, winner, scores, hand) for s in range(n)] == expected
+    finished = 0
+    for seed in range(40):
+        g = Game(PRESETS_2P, seed=seed)
+        while not g.game_over:
+            legal = g.legal_action_ids()
+            g.step(legal[0] if rng.random() < 0.8 else legal[int(rng.integers(len(legal)))])
+        if g.round_winner is not None:
+            finished += 1
+            points = [g.hand_points(s) for s in range(2)]
+            assert episode_places(g) == places(g.winner, g.scores, points)
+    assert finished > 30
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast")  # Box(float64) of float32
+def test_works_under_gymnasium_vector_wrappers() -> None:
+    """RecordEpisodeStatistics (its ``episode`` beside our ``uno_episode``; in NEXT_STEP and
+    DISABLED its returns and lengths are ours), and the observation wrappers that need NEXT_STEP
+    (NormalizeObservation) or NEXT_STEP or DISABLED (TransformObservation, DtypeObservation)."""
+    from gymnasium.wrappers.vector import (
+        DtypeObservation,
+        NormalizeObservation,
+        RecordEpisodeStatistics,
+        TransformObservation,
+    )
+
+    for mode in MODES:
+        env = RecordEpisodeStatistics(UnoMarioKartVectorEnv(4, 2, autoreset_mode=mode,
+                                                            max_steps=30))
+        env.reset(seed=0)
+        seen = 0
+        for _ in range(200):
+            masks = env.unwrapped.action_masks()
+            actions = np.array([np.flatnonzero(m)[0] if m.any() else 0 for m in masks])
+            _, _, terms, truncs, info = env.step(actions)
+            done = terms | truncs
+            if done.any():
+                assert "episode" in info and STATS_KEY in info
+                if mode != AutoresetMode.SAME_STEP:  # Gymnasium 1.2 miscounts SAME_STEP
+                    np.testing.assert_array_equal(info["episode"]["l"][done],
+                                                  info[STATS_KEY]["l"][done])
+                    np.testing.assert_allclose(info["episode"]["r"][done],
+                                               info[STATS_KEY]["r"][done])
+                seen += int(done.sum())
+                if mode == AutoresetMode.DISABLED:
+                    env.reset(options={"reset_mask": done})
+        assert seen >= 4
+    wrappers = [lambda e: TransformObservation(e, lambda o: o * 2.0),
+                lambda e: DtypeObservation(e, np.float64)]
+    for mode in (AutoresetMode.NEXT_STEP, AutoresetMode.DISABLED):
+        # Gymnasium 1.2's NormalizeObservation takes NEXT_STEP only
+        for wrap in wrappers + [NormalizeObservation] * (mode == AutoresetMode.NEXT_STEP):
+            env = wrap(UnoMarioKartVectorEnv(3, 2, autoreset_mode=mode, max_steps=20))
+            obs, _ = env.reset(seed=1)
+            assert obs.shape == (3, 437)
+            for _ in range(30):
+                masks = env.unwrapped.action_masks()
+                if mode == AutoresetMode.DISABLED and not masks.any(axis=1).all():
+                    obs, _ = env.reset(options={"reset_mask": ~masks.any(axis=1)})
+                    masks = env.unwrapped.action_masks()
+                obs, *_ = env.step(np.array([np.flatnonzero(m)[0] if m.any() else 0
+                                             for m in masks]))
+                assert obs.shape == (3, 437) and np.isfinite(obs).all()
+    with pytest.raises(AssertionError):  # Gymnasium's own refusal of SAME_STEP
+        NormalizeObservation(UnoMarioKartVectorEnv(2, 2))
+    assert UnoMarioKartVectorEnv(2, autoreset_mode="NextStep").metadata["autoreset_mode"] == (
+        AutoresetMode.NEXT_STEP)
+    assert UnoMarioKartVectorEnv.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    with pytest.raises(ValueError, match="autoreset_mode"):
+        UnoMarioKartVectorEnv(2, autoreset_mode="later")
+
+
+@pytest.mark.parametrize("bad", ["1234", 1.0, 2.5, True, np.True_, -1, 2**64, [5, 6, -1, 7],
+                                 [5, 6, "7", 8], [1, 2, 3], b"12"])
+def test_bad_seeds_are_refused_before_any_table_is_dealt(bad: Any) -> None:
+    for make in (lambda: UnoMarioKartVectorEnv(4, 2), lambda: SelfPlayVectorEnv(4, 2)):
+        venv = make()
+        venv.reset(seed=1)
+        before = [g.to_dict() for g in venv.games()]
+        with pytest.raises(ValueError, match="seed"):
+            venv.reset(seed=bad)
+        assert [g.to_dict() for g in venv.games()] == before
+    with pytest.raises(ValueError, match="seed"):
+        UnoMarioKartVectorEnv(2).reset(seed=2**64 - 1)  # the second table's seed is 2**64
+    UnoMarioKartVectorEnv(2).reset(seed=np.int64(7))  # numpy integers are integers
+    UnoMarioKartVectorEnv(2).reset(seed=[None, 2**64 - 1])
+
+
+@pytest.mark.parametrize("bad", [0, -1, 4097, 10**8, True, 2.0, "4"])
+def test_num_envs_is_bounded(bad: Any) -> None:
+    for cls in (UnoMarioKartVectorEnv, SelfPlayVectorEnv):
+        with pytest.raises(ValueError, match=r"num_envs must be an int from 1 to 4096"):
+            cls(bad)
+
+
+def test_learner_seat_must_be_a_seat_not_a_bool() -> None:
+    import gymnasium as gym
+
+    from uno_mk_env import GYM_ID
+
+    for make in (lambda: UnoMarioKartVectorEnv(2, 2, learner_seat=True),
+                 lambda: UnoMarioKartGymEnv(2, learner_seat=True),
+                 lambda: gym.make(GYM_ID, learner_seat=True)):
+        with pytest.raises(ValueError, match="learner_seat must be None or a seat 0-1, got True"):
+            make()
+
+
+def test_self_play_illegal_action_steps_no_table() -> None:
+    venv = SelfPlayVectorEnv(4, 3)
+    venv.reset(seed=2)
+    masks = venv.action_masks()
+    actions = np.array([np.flatnonzero(m)[0] for m in masks])
+    actions[2] = np.flatnonzero(~masks[2])[0]
+    before = [g.to_dict() for g in venv.games()]
+    with pytest.raises(IllegalActionError, match="table 2"):
+        venv.step(actions)
+    assert [g.to_dict() for g in venv.games()] == before
+    np.testing.assert_array_equal(venv.action_masks(), masks)
+    actions[2] = np.flatnonzero(masks[2])[0]
+    venv.step(actions)  # the same call with a legal action goes on
 
 
 def test_self_play_env_is_the_aec_env() -> None:
@@ -264,3 +425,20 @@ def test_self_play_env_is_the_aec_env() -> None:
                 ends["terminated" if terms[i] else "truncated"] += 1
                 env.reset()
     assert ends["terminated"] >= 2 and ends["truncated"] >= 2
+
+
+@pytest.mark.parametrize("bad", [np.array([0.0, 1.0]), np.array([True, False]),
+                                 np.array(["0", "1"]), np.array([0, 73]), np.zeros(3, np.int64)])
+def test_the_sb3_adapter_refuses_what_the_vector_env_refuses(bad: np.ndarray) -> None:
+    from uno_mk_env.training.vector_envs import SB3VectorEnv
+
+    venv = SB3VectorEnv(UnoMarioKartVectorEnv(2, 2))
+    venv.seed(3)
+    venv.reset()
+    before = [g.to_dict() for g in venv.venv.games()]
+    for step in (venv.step, venv.venv.step):
+        with pytest.raises((TypeError, ValueError), match="actions must be"):
+            step(bad)
+    assert [g.to_dict() for g in venv.venv.games()] == before
+    _, _, _, infos = venv.step(np.array([np.flatnonzero(m)[0] for m in venv.venv.action_masks()]))
+    assert len(infos) == 2

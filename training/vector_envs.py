@@ -24,7 +24,7 @@ import numpy as np
 
 from uno_mk_env.rules import PRESETS
 from uno_mk_env.seeding import derive_seed
-from uno_mk_env.vector import UnoMarioKartVectorEnv
+from uno_mk_env.vector import STATS_KEY, UnoMarioKartVectorEnv, check_actions
 
 from .opponents import OpponentPool
 
@@ -128,7 +128,9 @@ class SB3VectorEnv(_vec_env_base()):  # type: ignore[misc]
     """stable-baselines3's ``VecEnv`` over an :class:`~uno_mk_env.vector.UnoMarioKartVectorEnv`
     (in one process): ``reset()`` seeds table ``i`` with ``seed + i`` after ``seed(seed)``;
     ``step_wait`` gives SB3's ``dones`` and per-env infos (``terminal_observation``,
-    ``TimeLimit.truncated``, and Monitor's ``episode`` ``{"r", "l"}`` at an episode's end);
+    ``TimeLimit.truncated``, and Monitor's ``episode`` ``{"r", "l"}`` at an episode's end, from
+    the vector env's ``uno_episode``); ``step_async`` refuses what the vector env refuses (a
+    float, bool or string action: ``TypeError``, an id outside 0-72: ``ValueError``);
     ``env_method("action_masks")`` the masks for ``MaskablePPO`` and ``env_method(
     "add_snapshot", path, seed)`` adds a snapshot to ``league`` (if given)."""
 
@@ -146,7 +148,9 @@ class SB3VectorEnv(_vec_env_base()):  # type: ignore[misc]
         return obs
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions).astype(np.int64).reshape(self.num_envs)
+        """Takes ``actions`` as the vector env does (:func:`uno_mk_env.vector.check_actions`):
+        ``num_envs`` integer ids; floats, bools and strings are refused, never cast."""
+        self._actions = np.asarray(check_actions(actions, self.num_envs), np.int64)
 
     def step_wait(self) -> Any:
         obs, rewards, terms, truncs, info = self.venv.step(self._actions)
@@ -155,8 +159,8 @@ class SB3VectorEnv(_vec_env_base()):  # type: ignore[misc]
         for i in np.flatnonzero(dones):
             infos[i] = {"terminal_observation": info["final_obs"][i],
                         "TimeLimit.truncated": bool(truncs[i] and not terms[i]),
-                        "episode": {"r": float(info["episode"]["r"][i]),
-                                    "l": int(info["episode"]["l"][i])}}
+                        "episode": {"r": float(info[STATS_KEY]["r"][i]),
+                                    "l": int(info[STATS_KEY]["l"][i])}}
         return obs, rewards.astype(np.float32), dones, infos
 
     def close(self) -> None:

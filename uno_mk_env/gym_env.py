@@ -23,6 +23,13 @@ Rewards
     (opponents' turns included). An illegal action ends the episode with
     ``illegal_action_penalty`` (default −1) and ``info["illegal_action"] = True``.
 
+Info
+    ``info`` holds ``action_mask``, ``learner_seat``, and, when the game is over, ``winner`` and
+    ``scores`` (the end-of-game scoring every seat sees, R10.2); ``illegal_action`` after an
+    illegal action. Each is a function of what the learner may know: two games that differ only
+    in cards it cannot see give it the same observations, masks, rewards and infos, truncation
+    included (the hidden-twin tests).
+
 Episode End
     ``terminated`` when the game is over (or after an illegal action); ``truncated`` after
     ``max_steps`` decisions of all seats together (default 2000; a ``KEEP`` is not counted and a
@@ -33,9 +40,9 @@ Episode End
 
 Arguments
     ``num_players`` (2-10, default 2), ``opponents`` (see below), ``learner_seat`` (``None``:
-    drawn at random each episode, or a fixed seat), ``reward``, ``illegal_action_penalty``,
-    ``max_steps``, ``render_mode``, ``render_seat`` (see Rendering) and every rule option of
-    :data:`uno_mk_env.rules.OPTIONS`.
+    drawn at random each episode, or a fixed seat: an ``int``, not a ``bool``), ``reward``,
+    ``illegal_action_penalty``, ``max_steps``, ``render_mode``, ``render_seat`` (see
+    Rendering) and every rule option of :data:`uno_mk_env.rules.OPTIONS`.
 
     ``opponents`` is ``None`` (uniformly random legal actions from the env's own seeded
     generator), one policy for every opponent seat, or a sequence of ``num_players - 1``
@@ -44,7 +51,8 @@ Arguments
     :class:`uno_mk_env.agent.Agent`; the observation is skipped when its
     ``needs_observation`` is ``False``) or a callable ``(observation, action_mask) -> action``.
     Agents are ``reset()`` at every episode, with a seed drawn from the env's generator when
-    ``reset(seed=...)`` is given.
+    ``reset(seed=...)`` is given. A seed is ``None`` or an integer ``0 <= seed < 2**64``
+    (:func:`check_seed`: Gymnasium's rule, bounded, a ``bool`` refused).
 
 Rendering
     ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the table as text),
@@ -85,12 +93,17 @@ from .env import (
     check_reward_value,
     image_renderer,
 )
+from .errors import quote
 from .game import Game, IllegalActionError
 from .observation import OBS_SIZE, action_mask, encode, observation_high
 from .rewards import round_rewards
 from .rules import Rules
 
-__all__ = ["UnoMarioKartGymEnv", "ask_opponent"]
+__all__ = ["MAX_SEED", "UnoMarioKartGymEnv", "ask_opponent", "check_seed"]
+
+#: Seeds are integers ``0 <= seed < MAX_SEED`` (or ``None``): Gymnasium's rule (a non-negative
+#: integer), with a bound, and without its accident of taking ``True`` as seed 1.
+MAX_SEED = 2**64
 
 Policy = Any  # an agent with .act(observation, action_mask, view) or a callable (obs, mask)
 
@@ -117,7 +130,8 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         check_env_options(reward, max_steps, render_mode)
         check_render_seat(render_seat, n, extra=("learner",))
         if learner_seat is not None and (
-            not isinstance(learner_seat, int) or not 0 <= learner_seat < n
+            not isinstance(learner_seat, int) or isinstance(learner_seat, bool)
+            or not 0 <= learner_seat < n
         ):
             raise ValueError(f"learner_seat must be None or a seat 0-{n - 1}, got {learner_seat!r}")
         self.opponents = self._parse_opponents(opponents, n)
@@ -180,8 +194,13 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Deals a new game (``options`` is unused) and plays the opponents up to the learner's
-        first decision."""
-        super().reset(seed=seed)
+        first decision.
+
+        Raises:
+            ValueError: ``seed`` is not ``None`` nor an integer 0 <= seed < 2**64
+                (:func:`check_seed`); nothing is changed.
+        """
+        super().reset(seed=check_seed(seed))
         rng = self.np_random
         agents = {id(p): p for p in self.opponents if p is not None and hasattr(p, "reset")}
         for agent in agents.values():
@@ -330,6 +349,24 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         if policy is None:
             return legal[int(self.np_random.random() * len(legal))]
         return ask_opponent(policy, game, seat, legal)
+
+
+def check_seed(seed: Any, name: str = "seed") -> int | None:
+    """``seed`` as an ``int`` (or ``None``): an integer (``int`` or a numpy integer) with
+    ``0 <= seed < 2**64`` (:data:`MAX_SEED`).
+
+    Raises:
+        ValueError: naming ``name``, for anything else: a bool (``True`` is not seed 1), a float
+            (even ``1.0``), a string (``"1234"`` is not seed 1234), a negative or larger integer.
+    """
+    if seed is None:
+        return None
+    if isinstance(seed, bool | np.bool_) or not isinstance(seed, int | np.integer):
+        raise ValueError(f"{name} must be None or an int 0 <= seed < 2**64, got "
+                         f"{quote(seed)} of type {type(seed).__name__}")
+    if not 0 <= seed < MAX_SEED:
+        raise ValueError(f"{name} must be None or an int 0 <= seed < 2**64, got {quote(seed)}")
+    return int(seed)
 
 
 def ask_opponent(policy: Any, game: Game, seat: int, legal: tuple[int, ...]) -> int:

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["POINTS_SCALE", "REWARD_MODES", "expected_win_rewards", "loss_reward", "place_reward",
-           "places", "round_rewards", "win_place_reward", "win_reward", "win_rewards"]
+__all__ = ["POINTS_SCALE", "REWARD_MODES", "episode_places", "expected_win_rewards", "loss_reward",
+           "place_reward", "places", "round_rewards", "win_place_reward", "win_reward",
+           "win_rewards"]
 
 REWARD_MODES = ("win", "points")
 #: ``reward="points"`` pays points / 100 (the observation's score unit too).
@@ -51,6 +52,24 @@ def places(winner: int | None, scores: Sequence[int], hand_points: Sequence[int]
     hand ascending; equal keys share the better place."""
     keys = [(s != winner, -scores[s], hand_points[s]) for s in range(len(scores))]
     return [1 + sum(other < key for other in keys) for key in keys]
+
+
+def episode_places(game: Any) -> list[int]:
+    """Every seat's place (:func:`places`) when an episode ends on ``game``, from what every seat
+    may know then, so that it can be told to any seat (the vector env's episode statistics):
+
+    - the game is over and its last round was scored (a winner went out, R10.2, or a
+      ``stalemate="lowest_hand"`` round was scored, R9): the scoring counts every hand face up,
+      so the places follow the points left in hand, as :func:`places` ranks a finished game;
+    - otherwise (the episode was cut by ``max_steps`` or by an illegal action, or the round was
+      a stalemate that scores nothing): no hand is shown, and the points in hand are hidden, so
+      the cards left in hand (public) take their place: the winner (if any), then score
+      descending, then fewer cards, equal keys sharing the better place.
+    """
+    left = game.round_hand_points
+    if not (game.game_over and game.round_winner is not None and left is not None):
+        left = game.sizes
+    return places(game.winner if game.game_over else None, game.scores, left)
 
 
 def place_reward(num_players: int, place: int) -> float:

@@ -27,28 +27,63 @@ Rewards, Episode End
     As the single wrapper env (``reward="win"`` or ``"points"``; an illegal learner action ends
     the episode with ``illegal_action_penalty``; truncation after ``max_steps`` decisions).
 
+Info
+    Every step's ``infos`` hold ``action_mask`` ``(N, 73)`` ``int8`` and ``learner_seat``
+    ``(N,)``. When episodes end, their outcome (``winner``, −1: none; ``scores``;
+    ``learner_seat``; ``illegal_action``) and their statistics ``infos["uno_episode"]`` (mask
+    ``_uno_episode``): the return ``r``, the length ``l`` (learner decisions) and the learner's
+    place ``place`` (1 = first, :func:`uno_mk_env.rewards.episode_places`). The key is not
+    ``"episode"``: that one is Gymnasium's ``RecordEpisodeStatistics`` wrapper's, which this env
+    works under.
+
+    Nothing in ``infos`` depends on cards a learner cannot see: at a game's end the places
+    follow the points left in hand, which the end-of-game scoring shows every seat (R10.2);
+    when an episode is cut before (``max_steps``, an illegal action) they follow the public
+    count of cards left in hand (fewer is better; ties share the better place), never the
+    hidden points. Two tables that differ only in such cards give the same observations,
+    masks, rewards and infos (the hidden-twin tests).
+
 Autoreset
-    ``AutoresetMode.SAME_STEP`` (``metadata["autoreset_mode"]``): a table whose episode ended
-    is dealt again inside the same ``step``; its row of the returned observation (and mask) is
-    the new episode's first, and ``infos["final_obs"]`` (an object array) and
-    ``infos["final_info"]`` (``winner`` (−1: none), ``scores``, ``learner_seat``,
-    ``illegal_action``) hold the ended one's, with the masks ``_final_obs``/``_final_info``.
-    ``infos["episode"]`` (mask ``_episode``) gives the ended episode's return ``r``, length
-    ``l`` (learner decisions) and the learner's place ``place`` (1 = first; the winner, then
-    score descending, then hand points ascending, equal keys sharing the better place: the
-    tournaments' ranking).
+    ``autoreset_mode`` (an :class:`gymnasium.vector.AutoresetMode` or its value, also in
+    ``metadata["autoreset_mode"]``), as Gymnasium's ``SyncVectorEnv`` over the single env:
+
+    - ``SAME_STEP`` (default): a table whose episode ended is dealt again inside the same
+      ``step``; its row of the returned observation (and mask) is the new episode's first,
+      ``infos["final_obs"]`` (an object array) and ``infos["final_info"]`` (the outcome) hold
+      the ended one's, with the masks ``_final_obs``/``_final_info``.
+    - ``NEXT_STEP``: the ending step returns the ended episode's last observation, an all-zero
+      mask and the outcome at the top level of ``infos`` (``winner``, ``scores``,
+      ``illegal_action`` with their masks ``_winner``...); the next ``step`` deals the table
+      again, ignores its action (any id 0-72), and returns reward 0, not done, and the new
+      episode's first observation. Gymnasium's ``NormalizeObservation``,
+      ``TransformObservation`` and ``DtypeObservation`` vector wrappers need this mode (or
+      ``DISABLED``).
+    - ``DISABLED``: as ``NEXT_STEP`` at the ending step, then the table stays ended: ``step``
+      refuses to run until ``reset(options={"reset_mask": mask})`` has dealt it again.
+
+    ``reset(options={"reset_mask": mask})`` (a bool array of ``num_envs``) deals only the
+    masked tables, in every mode.
 
 Arguments
-    ``num_envs``; ``num_players``; ``opponents``: ``None`` (uniformly random legal actions from
-    each table's generator, as the single env), or a callable ``table_index ->`` what the single
-    env takes as ``opponents`` (one policy, or ``num_players - 1`` policies, or ``None``),
-    called once per table so that tables do not share stateful opponents (sharing one object
-    between tables is allowed, but then its random stream interleaves across tables);
-    ``learner_seat``, ``reward``, ``illegal_action_penalty``, ``max_steps`` and the rule
-    options as the single env. No rendering.
+    ``num_envs`` (1-4096: :data:`MAX_ENVS`); ``num_players``; ``opponents``: ``None``
+    (uniformly random legal actions from each table's generator, as the single env), or a
+    callable ``table_index ->`` what the single env takes as ``opponents`` (one policy, or
+    ``num_players - 1`` policies, or ``None``), called once per table so that tables do not
+    share stateful opponents (sharing one object between tables is allowed, but then its random
+    stream interleaves across tables); ``learner_seat``, ``reward``, ``illegal_action_penalty``,
+    ``max_steps`` and the rule options as the single env; ``autoreset_mode``. No rendering.
+
+Seeds, Bad Input
+    ``reset(seed=...)``: ``None``, an integer (table ``i`` is reseeded with ``seed + i``) or a
+    sequence of ``num_envs`` integers or ``None``, each integer ``0 <= seed < 2**64``
+    (:func:`uno_mk_env.gym_env.check_seed`); a ``bool``, a float, a string is refused. A call is
+    checked whole before any table changes: a refused ``reset`` or ``step`` leaves every table
+    as it was.
 
 Version History
-    v0: initial release.
+    v0: initial release. Package 0.10.0: ``autoreset_mode`` (``NEXT_STEP``, ``DISABLED``),
+    ``reset_mask``; the episode statistics under ``"uno_episode"`` (was ``"episode"``), the
+    place at a truncation from the public card counts (was hidden hand points).
 """
 
 from __future__ import annotations
@@ -63,17 +98,22 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from . import actions as A
 from .env import DEFAULT_MAX_STEPS, check_env_options
+from .errors import quote
 from .game import Game, IllegalActionError
-from .gym_env import UnoMarioKartGymEnv
+from .gym_env import UnoMarioKartGymEnv, check_seed
 from .observation import OBS_SIZE, action_mask, encode, observation_high
-from .rewards import round_rewards
+from .rewards import episode_places, round_rewards
 from .rules import Rules
 
-__all__ = ["BatchedAgent", "BatchedPolicy", "SelfPlayVectorEnv", "UnoMarioKartVectorEnv",
-           "place_of"]
+__all__ = ["MAX_ENVS", "STATS_KEY", "BatchedAgent", "BatchedPolicy", "SelfPlayVectorEnv",
+           "UnoMarioKartVectorEnv", "check_actions", "check_num_envs"]
 
 NUM_ACTIONS = A.NUM_ACTIONS
 _KEEP = A.KEEP
+#: The most tables one vector env holds (a typo such as ``10**8`` is refused, not built).
+MAX_ENVS = 4096
+#: The key of the episode statistics in ``infos`` (Gymnasium's wrappers own ``"episode"``).
+STATS_KEY = "uno_episode"
 
 
 class BatchedPolicy(Protocol):
@@ -96,14 +136,6 @@ class BatchedAgent(Protocol):
 
     def choose(self, logits: np.ndarray, action_mask: np.ndarray) -> int:
         """The action for one row of logits ``(73,)`` and the ``int8`` mask."""
-
-
-def place_of(seat: int, winner: int | None, scores: Sequence[int],
-             hand_points: Sequence[int]) -> int:
-    """``seat``'s place (1 = first): the winner, then score descending, then hand points
-    ascending; equal keys share the better place (the tournaments' ranking)."""
-    keys = [(s != winner, -scores[s], hand_points[s]) for s in range(len(scores))]
-    return 1 + sum(other < keys[seat] for other in keys)
 
 
 class _Table(UnoMarioKartGymEnv):
@@ -203,19 +235,47 @@ class _Tables:
                     pending.append(i)
 
 
-def _reset_seeds(seed: int | Sequence[int] | None, n: int) -> list[int | None]:
+def check_num_envs(num_envs: Any) -> int:
+    """``num_envs`` if it is an ``int`` from 1 to :data:`MAX_ENVS`.
+
+    Raises:
+        ValueError: anything else (a bool, a float, 0, ``10**8``), naming the value.
+    """
+    if not isinstance(num_envs, int) or isinstance(num_envs, bool) or not (
+            1 <= num_envs <= MAX_ENVS):
+        raise ValueError(f"num_envs must be an int from 1 to {MAX_ENVS}, got {quote(num_envs)}")
+    return num_envs
+
+
+def _reset_seeds(seed: Any, n: int) -> list[int | None]:
+    """One seed per table (``seed + i`` for an integer), every one checked before any is used.
+
+    Raises:
+        ValueError: a seed that :func:`uno_mk_env.gym_env.check_seed` refuses, or a sequence
+            whose length is not ``n``.
+    """
     if seed is None:
         return [None] * n
-    if isinstance(seed, int | np.integer) and not isinstance(seed, bool):
-        return [int(seed) + i for i in range(n)]
-    seeds = list(seed)  # type: ignore[arg-type]  # a bool is refused below, as not n seeds
+    if isinstance(seed, str | bytes | bool | np.bool_) or not hasattr(seed, "__len__"):
+        first = check_seed(seed)  # a str/bytes/bool/float is refused here, with its type
+        assert first is not None
+        check_seed(first + n - 1, f"seed + {n - 1} (the last table's seed)")
+        return [first + i for i in range(n)]
+    seeds = list(seed)
     if len(seeds) != n:
-        raise ValueError(f"seed must be an int, None or {n} seeds (one per table), got "
-                         f"{len(seeds)}")
-    return [None if s is None else int(s) for s in seeds]
+        raise ValueError(f"seed must be None, an int or {n} seeds (one per table), got "
+                         f"{len(seeds)} seeds")
+    return [check_seed(s, f"seed[{i}]") for i, s in enumerate(seeds)]
 
 
-def _check_actions(actions: Any, n: int) -> list[int]:
+def check_actions(actions: Any, n: int) -> list[int]:
+    """``actions`` as ``n`` action ids: an integer array of shape ``(n,)`` of ids 0-72 (the one
+    check of the vector envs and of their stable-baselines3 adapter).
+
+    Raises:
+        TypeError: another shape, or not integers (floats, bools, strings, objects).
+        ValueError: an id outside 0-72.
+    """
     a = np.asarray(actions)
     if a.shape != (n,) or a.dtype.kind not in "iu":
         raise TypeError(f"actions must be an integer array of shape ({n},), got "
@@ -224,6 +284,32 @@ def _check_actions(actions: Any, n: int) -> list[int]:
         raise ValueError(f"actions must be ids 0-{NUM_ACTIONS - 1}, got values "
                          f"{a.min()}..{a.max()}")
     return [int(x) for x in a.tolist()]
+
+
+def _autoreset_mode(mode: Any) -> AutoresetMode:
+    if isinstance(mode, AutoresetMode):
+        return mode
+    values = [m.value for m in AutoresetMode]
+    if isinstance(mode, str) and mode in values:
+        return AutoresetMode(mode)
+    raise ValueError(f"autoreset_mode must be an AutoresetMode or one of {values}, got "
+                     f"{quote(mode)}")
+
+
+def _reset_mask(options: Any, n: int) -> np.ndarray | None:
+    """The tables ``reset(options=...)`` deals (``None``: all)."""
+    if options is None:
+        return None
+    if not isinstance(options, dict):
+        raise TypeError(f"options must be None or a dict, got {type(options).__name__}")
+    mask = options.get("reset_mask")
+    if mask is None:
+        return None
+    if (not isinstance(mask, np.ndarray) or mask.dtype != np.bool_ or mask.shape != (n,)
+            or not mask.any()):
+        raise ValueError(f"options['reset_mask'] must be a bool array of shape ({n},) with at "
+                         f"least one True, got {quote(mask)}")
+    return mask
 
 
 class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
@@ -240,11 +326,12 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
         reward: str = "win",
         illegal_action_penalty: float = -1.0,
         max_steps: int | None = DEFAULT_MAX_STEPS,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
         **rule_options: Any,
     ) -> None:
-        if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
+        check_num_envs(num_envs)
         check_env_options(reward, max_steps, None)
+        mode = _autoreset_mode(autoreset_mode)
         if opponents is not None and not callable(opponents):
             raise TypeError("opponents must be None or a callable table_index -> opponents, got "
                             f"{type(opponents).__name__}")
@@ -252,6 +339,8 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
         self.reward_mode = reward
         self.max_steps = max_steps
         self.learner_seat = learner_seat
+        self.autoreset_mode = mode
+        self.metadata = {**type(self).metadata, "autoreset_mode": mode}
         # Each table is checked (learner_seat, the rule options...) as the single env checks.
         tables = [_Table(num_players, None if opponents is None else opponents(i), learner_seat,
                          reward, illegal_action_penalty, max_steps, **rule_options)
@@ -267,6 +356,7 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
         self.action_space = gymnasium.spaces.MultiDiscrete(np.full(num_envs, NUM_ACTIONS))
         self._obs = np.zeros((num_envs, OBS_SIZE), np.float32)
         self._masks = np.zeros((num_envs, NUM_ACTIONS), bool)
+        self._ended = np.zeros(num_envs, bool)  # NEXT_STEP/DISABLED: ended, not dealt again yet
         self._started = False
 
     # ------------------------------------------------------------------ accessors
@@ -281,20 +371,33 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
         return [t.game for t in self._tables.tables]
 
     def action_masks(self) -> np.ndarray:
-        """``(N, 73)`` bool masks of each learner's legal actions (a copy)."""
+        """``(N, 73)`` bool masks of each learner's legal actions (a copy; all ``False`` for a
+        table whose episode ended and is not dealt again yet: ``NEXT_STEP``, ``DISABLED``)."""
         return self._masks.copy()  # type: ignore[no-any-return]
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(
-        self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None
+        self, *, seed: int | Sequence[int | None] | None = None,
+        options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Deals a new game at every table (``seed``: table ``i`` is reseeded with
-        ``seed + i``, or ``seed[i]`` for a list); ``options`` is unused."""
+        ``seed + i``, or ``seed[i]`` for a sequence), or only at the tables of
+        ``options["reset_mask"]`` (other options are unused).
+
+        Raises:
+            ValueError: a seed, or a ``reset_mask``, that is refused (see the module
+                docstring); no table is changed.
+        """
+        mask = _reset_mask(options, self.num_envs)
         seeds = _reset_seeds(seed, self.num_envs)
-        everyone = list(range(self.num_envs))
-        self._tables.deal(everyone, seeds)
-        for i in everyone:
+        if not self._started and mask is not None and not mask.all():
+            raise RuntimeError("the first reset() deals every table: call it without a "
+                               "reset_mask")
+        chosen = list(range(self.num_envs)) if mask is None else np.flatnonzero(mask).tolist()
+        self._tables.deal(chosen, [seeds[i] for i in chosen])
+        for i in chosen:
             self._observe(i)
+        self._ended[chosen] = False
         self._started = True
         return self._obs.copy(), self._infos()
 
@@ -302,19 +405,31 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
         self, actions: Any
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Plays each table's learner action and its opponents up to the learner's next
-        decision; ended tables are dealt again (SAME_STEP autoreset).
+        decision; ended tables are dealt again as ``autoreset_mode`` says.
 
         Raises:
             TypeError: ``actions`` is not an integer array of shape ``(num_envs,)``.
-            ValueError: an id outside 0-72. Nothing is changed in either case.
+            ValueError: an id outside 0-72.
+            RuntimeError: before ``reset()``; with ``DISABLED``, a table whose episode ended
+                and was not reset. Nothing is changed in any of these cases.
         """
         if not self._started:
             raise RuntimeError("reset() needs to be called before step()")
-        acts = _check_actions(actions, self.num_envs)
+        acts = check_actions(actions, self.num_envs)
+        mode = self.autoreset_mode
+        if mode == AutoresetMode.DISABLED and self._ended.any():
+            raise RuntimeError(
+                f"tables {np.flatnonzero(self._ended).tolist()} ended (autoreset_mode DISABLED): "
+                "deal them with reset(options={'reset_mask': mask}) before step()")
+        dealing = np.flatnonzero(self._ended).tolist()  # NEXT_STEP: last step's ended tables
         tables = self._tables.tables
         rewards = np.zeros(self.num_envs, np.float64)
+        terminated = np.zeros(self.num_envs, bool)
+        truncated = np.zeros(self.num_envs, bool)
+        stepped = [i for i in range(self.num_envs) if not self._ended[i]]
         playing = []
-        for i, (t, a) in enumerate(zip(tables, acts)):
+        for i in stepped:
+            t, a = tables[i], acts[i]
             t.reward = 0.0
             try:
                 t.game.step(a)
@@ -326,10 +441,9 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
             if not t._over:
                 playing.append(i)
         self._tables.play_opponents(playing)
-        terminated = np.zeros(self.num_envs, bool)
-        truncated = np.zeros(self.num_envs, bool)
         ended = []
-        for i, t in enumerate(tables):
+        for i in stepped:
+            t = tables[i]
             rewards[i] = t.reward
             t.ret += t.reward
             t.length += 1
@@ -339,14 +453,26 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
                 ended.append(i)
             else:
                 self._observe(i)
-        final = self._final(ended) if ended else None
-        if ended:
-            self._tables.deal(ended, [None] * len(ended))
-            for i in ended:
+        outcome = self._outcome(ended) if ended else {}
+        if dealing:
+            self._tables.deal(dealing, [None] * len(dealing))
+            for i in dealing:
                 self._observe(i)
+            self._ended[dealing] = False
+        if mode == AutoresetMode.SAME_STEP:
+            if ended:
+                self._tables.deal(ended, [None] * len(ended))
+                for i in ended:
+                    self._observe(i)
+        else:
+            for i in ended:
+                t = tables[i]
+                self._obs[i] = encode(t.game.view(t._seat))
+                self._masks[i] = False
+            self._ended[ended] = True
         infos = self._infos()
-        if final is not None:
-            infos.update(final)
+        if ended:
+            self._add_outcome(infos, ended, outcome)
         return self._obs.copy(), rewards, terminated, truncated, infos
 
     # ------------------------------------------------------------------ internals
@@ -362,16 +488,14 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
         return {"action_mask": self._masks.astype(np.int8),
                 "learner_seat": np.array([t._seat for t in self._tables.tables], np.int64)}
 
-    def _final(self, ended: list[int]) -> dict[str, Any]:
-        """The ended episodes' last observation, outcome and statistics (before re-dealing)."""
+    def _outcome(self, ended: list[int]) -> dict[str, Any]:
+        """The ended episodes' last observation, outcome and statistics (before any deal)."""
         num, n = self.num_envs, self.rules.num_players
         final_obs = np.full(num, None, dtype=object)
-        flags = np.zeros(num, bool)
-        flags[ended] = True
         info = {"winner": np.full(num, -1, np.int64), "scores": np.zeros((num, n), np.int64),
                 "learner_seat": np.zeros(num, np.int64), "illegal_action": np.zeros(num, bool)}
-        episode = {"r": np.zeros(num, np.float64), "l": np.zeros(num, np.int64),
-                   "place": np.zeros(num, np.int64)}
+        stats = {"r": np.zeros(num, np.float64), "l": np.zeros(num, np.int64),
+                 "place": np.zeros(num, np.int64)}
         for i in ended:
             t = self._tables.tables[i]
             game = t.game
@@ -381,12 +505,25 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
             info["scores"][i] = game.scores
             info["learner_seat"][i] = t._seat
             info["illegal_action"][i] = t.illegal
-            episode["r"][i] = t.ret
-            episode["l"][i] = t.length
-            episode["place"][i] = place_of(t._seat, winner, game.scores,
-                                           [game.hand_points(s) for s in range(n)])
-        return {"final_obs": final_obs, "_final_obs": flags, "final_info": info,
-                "_final_info": flags.copy(), "episode": episode, "_episode": flags.copy()}
+            stats["r"][i] = t.ret
+            stats["l"][i] = t.length
+            stats["place"][i] = episode_places(game)[t._seat]
+        return {"final_obs": final_obs, "final_info": info, STATS_KEY: stats}
+
+    def _add_outcome(self, infos: dict[str, Any], ended: list[int],
+                     outcome: dict[str, Any]) -> None:
+        """Puts the ended episodes' ``outcome`` in ``infos`` where ``autoreset_mode`` says."""
+        flags = np.zeros(self.num_envs, bool)
+        flags[ended] = True
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            infos.update({"final_obs": outcome["final_obs"], "_final_obs": flags,
+                          "final_info": outcome["final_info"], "_final_info": flags.copy()})
+        else:  # the ended tables' learner_seat is already the ended episodes' (not dealt yet)
+            for key in ("winner", "scores", "illegal_action"):
+                infos[key] = outcome["final_info"][key]
+                infos[f"_{key}"] = flags.copy()
+        infos[STATS_KEY] = outcome[STATS_KEY]
+        infos[f"_{STATS_KEY}"] = flags.copy()
 
 
 class SelfPlayVectorEnv:
@@ -398,17 +535,19 @@ class SelfPlayVectorEnv:
     returns the reward *every* seat got from it, ``(N, num_players)`` (the ``win`` reward
     arrives at the game's end, so a seat's return is the sum over the steps after each of its
     decisions), with ``terminated``/``truncated`` per table and SAME_STEP autoreset as
-    :class:`UnoMarioKartVectorEnv` (``final_info``: ``winner``, ``scores``; ``episode``:
-    ``l``, the decisions of all seats, a ``KEEP`` not counted, as for ``max_steps``). Illegal
-    actions raise :class:`~uno_mk_env.IllegalActionError` (a trainer masks them). Seed for
+    :class:`UnoMarioKartVectorEnv` (``final_info``: ``winner``, ``scores``; ``uno_episode``:
+    ``l``, the decisions of all seats, a ``KEEP`` not counted, as for ``max_steps``). It is not
+    a Gymnasium ``VectorEnv`` (its rewards are per seat), and autoresets in the same step only.
+    An illegal action at any table raises :class:`~uno_mk_env.IllegalActionError` naming every
+    such table before any table is stepped (a trainer masks them). Seeds and bounds as
+    :class:`UnoMarioKartVectorEnv`. Seed for
     seed, table ``i`` reset with ``seed`` plays the games of the AEC env (``raw_env``) reset
     with ``seed + i``, and then reset without a seed after each game (the oracle test).
     """
 
     def __init__(self, num_envs: int, num_players: int = 2, reward: str = "win",
                  max_steps: int | None = DEFAULT_MAX_STEPS, **rule_options: Any) -> None:
-        if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
+        check_num_envs(num_envs)
         self.rules = Rules(num_players=num_players, **rule_options)
         check_env_options(reward, max_steps, None)
         self.num_envs = num_envs
@@ -434,8 +573,13 @@ class SelfPlayVectorEnv:
         """``(N, 73)`` bool masks of each deciding seat's legal actions (a copy)."""
         return self._masks.copy()  # type: ignore[no-any-return]
 
-    def reset(self, *, seed: int | Sequence[int] | None = None) -> tuple[np.ndarray,
-                                                                          dict[str, Any]]:
+    def reset(self, *, seed: int | Sequence[int | None] | None = None
+              ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Deals every table (``seed`` as :meth:`UnoMarioKartVectorEnv.reset`).
+
+        Raises:
+            ValueError: a refused seed; no table is changed.
+        """
         for i, s in enumerate(_reset_seeds(seed, self.num_envs)):
             if s is not None:
                 self._rngs[i] = seeding.np_random(s)[0]
@@ -468,9 +612,23 @@ class SelfPlayVectorEnv:
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                                           dict[str, Any]]:
+        """Applies each table's deciding seat's action (see the class docstring).
+
+        Raises:
+            TypeError, ValueError: ``actions`` is not ``num_envs`` ids 0-72.
+            IllegalActionError: an action the deciding seat may not take, at any table.
+            RuntimeError: before ``reset()``. Nothing is changed in any of these cases.
+        """
         if not self._games:
             raise RuntimeError("reset() needs to be called before step()")
-        acts = _check_actions(actions, self.num_envs)
+        acts = check_actions(actions, self.num_envs)
+        illegal = [i for i, a in enumerate(acts) if not self._masks[i, a]]
+        if illegal:
+            raise IllegalActionError(
+                "illegal actions, no table stepped: " + "; ".join(
+                    f"table {i}: {A.ACTION_NAMES[acts[i]]} (id {acts[i]}), legal "
+                    f"{np.flatnonzero(self._masks[i]).tolist()}" for i in illegal[:3])
+                + (f"; and {len(illegal) - 3} more tables" if len(illegal) > 3 else ""))
         num, n = self.num_envs, self.num_players
         rewards = np.zeros((num, n), np.float64)
         terminated = np.zeros(num, bool)
@@ -504,8 +662,8 @@ class SelfPlayVectorEnv:
                 info["scores"][i] = game.scores
                 lengths[i] = self._steps[i]
                 self._deal(i)
-            final = {"final_info": info, "_final_info": flags, "episode": {"l": lengths},
-                     "_episode": flags.copy()}
+            final = {"final_info": info, "_final_info": flags, STATS_KEY: {"l": lengths},
+                     f"_{STATS_KEY}": flags.copy()}
         infos = self._infos()
         if final is not None:
             infos.update(final)
