@@ -55,9 +55,10 @@ Autoreset
       mask and the outcome at the top level of ``infos`` (``winner``, ``scores``,
       ``illegal_action`` with their masks ``_winner``...); the next ``step`` deals the table
       again, ignores its action (any id 0-72), and returns reward 0, not done, and the new
-      episode's first observation. Gymnasium's ``NormalizeObservation``,
-      ``TransformObservation`` and ``DtypeObservation`` vector wrappers need this mode (or
-      ``DISABLED``).
+      episode's first observation. Gymnasium's ``NormalizeObservation`` vector wrapper needs
+      this mode; its ``TransformObservation`` and ``DtypeObservation`` take it or ``DISABLED``.
+      (Gymnasium 1.2's ``RecordEpisodeStatistics`` counts ``SAME_STEP`` episodes after the
+      first one step short, Gymnasium PR #1624; ``uno_episode`` is right in every mode.)
     - ``DISABLED``: as ``NEXT_STEP`` at the ending step, then the table stays ended: ``step``
       refuses to run until ``reset(options={"reset_mask": mask})`` has dealt it again.
 
