@@ -276,3 +276,75 @@ def test_an_env_module_without_the_env_extra_raises_one_import_error(module, mis
     assert errors == [f"ImportError: the UNO Mario Kart envs need {missing}: pip install "
                       "'uno-mk-env[env]'"], proc.stderr
     assert "During handling" not in proc.stderr and "direct cause" not in proc.stderr
+
+
+# ------------------------------------------------------------------- the test extra is enough
+def _own_requires() -> list[str]:
+    """This project's requirements as pyproject.toml declares them now (the installed metadata
+    may predate an edit), in the metadata's form (``name ; extra == "x"``)."""
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    return [*project["dependencies"], *(
+        f'{req.split(";")[0]} ; extra == "{extra}"'
+        for extra, reqs in project["optional-dependencies"].items() for req in reqs
+        if ";" not in req)]
+
+
+def _closure(requirement: str) -> set[str]:
+    """The distributions ``requirement`` installs (its dependencies, recursively, extras and
+    markers evaluated), read from the installed metadata; normalised names."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    seen: set[str] = set()
+    todo = [(Requirement(requirement), "")]
+    while todo:
+        req, extra = todo.pop()
+        if req.marker is not None and not req.marker.evaluate({"extra": extra}):
+            continue
+        name = canonicalize_name(req.name)
+        key = f"{name}[{','.join(sorted(req.extras))}]"
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            requires = (_own_requires() if name == "uno-mk-env"
+                        else metadata.distribution(name).requires or [])
+        except metadata.PackageNotFoundError:
+            continue  # reported by the caller: the import will not resolve to it
+        for sub in map(Requirement, requires):
+            for wanted in req.extras or {""}:
+                todo.append((sub, wanted))
+    return {key.split("[")[0] for key in seen}
+
+
+def test_the_test_extra_brings_every_package_the_tests_import() -> None:
+    """``make test`` installs the ``test`` extra alone (after torch): every third-party module a
+    test module imports must come from a distribution that extra pulls in."""
+    import ast
+    from importlib import metadata
+
+    from packaging.utils import canonicalize_name
+
+    provided = _closure("uno-mk-env[test]") | {"torch"}  # torch: installed first by the Makefile
+    dists = metadata.packages_distributions()
+    local = {p.stem for p in (REPO / "tests").glob("*.py")} | {"uno_mk_env", "benchmarks",
+                                                                "tools", "conftest"}
+    missing = []
+    for path in sorted((REPO / "tests").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module]
+            else:
+                continue
+            for top in {n.split(".")[0] for n in names} - local - set(sys.stdlib_module_names):
+                owners = {canonicalize_name(d) for d in dists.get(top, [])}
+                if not owners & provided:
+                    missing.append(f"{path.name}: {top} ({', '.join(sorted(owners)) or '?'})")
+    assert not missing, "not brought by the test extra: " + "; ".join(sorted(set(missing)))
