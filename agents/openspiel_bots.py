@@ -7,9 +7,12 @@ one uniformly random rollout to the end of the game per leaf
 (``open_spiel.python.algorithms.mcts.RandomRolloutEvaluator``; ``:rollout=M`` cuts it after
 ``M`` moves, its ``max_length``), the most visited root action played. It searches the game
 :mod:`uno_mk_env.openspiel` registers, whose ``resample_from_infostate`` is
-:meth:`~uno_mk_env.Game.determinize`. The rollouts are stepped on the engine game
-(:class:`EngineRandomRollout`), the bot class is OpenSpiel's with ``restart_at``
-(:class:`ISMCTSBot`); nothing else differs.
+:meth:`~uno_mk_env.Game.determinize`, in its sampled form (``chance="sampled"``): every
+simulation starts from a fresh determinization, whose own generator then deals the draws, so
+explicit chance nodes would give the search nothing but their cost (a chance node per card,
+each a copy of the engine game: docs/openspiel.md measures it). The rollouts are stepped on
+the engine game (:class:`EngineRandomRollout`), the bot class is OpenSpiel's with
+``restart_at`` (:class:`ISMCTSBot`); nothing else differs.
 
 It sees only its seat's :class:`~uno_mk_env.PlayerView`: each decision starts from a game
 sampled from that view (:meth:`Game.from_view <uno_mk_env.Game.from_view>`), never from the
@@ -71,14 +74,17 @@ class EngineRandomRollout(mcts.RandomRolloutEvaluator):
     the end of the game or its ``max_game_length``; uniform priors) with the rollout stepped on
     the engine game itself rather than through pyspiel's per-move calls: the same policy, about
     three times faster a move, where the search's budget mostly goes (uniformly random play
-    rarely ends a game of UNO quickly: a voluntary draw is always legal, R4.2)."""
+    rarely ends a game of UNO quickly: a voluntary draw is always legal, R4.2). In either
+    chance form: the rollout continues ``state.sample_engine`` (the explicit form's chance
+    drawn from the evaluator's generator)."""
 
     def __init__(self, seed: int, max_length: int | None = None) -> None:
         super().__init__(n_rollouts=1, max_length=max_length)
         self._rnd = random.Random(seed)
+        self._chance = np.random.default_rng(seed)
 
     def evaluate(self, state: Any) -> np.ndarray:
-        g = state.engine.clone()
+        g = state.sample_engine(self._chance)
         limit = state.max_length
         if self.max_length is not None:
             limit = min(limit, g.num_steps + self.max_length)
@@ -113,7 +119,7 @@ class OpenSpielISMCTSAgent(Agent):
     def _game(self, rules: Rules) -> Any:
         game = self._games.get(rules)
         if game is None:
-            params = uno_openspiel.game_parameters(rules)
+            params = uno_openspiel.game_parameters(rules, chance="sampled")
             game = self._games[rules] = uno_openspiel.UnoMarioKartGame(params)
         return game
 

@@ -2,11 +2,13 @@
 (``openspiel-ismcts:N``, ``uno_mk_env.agents.openspiel_bots``).
 
 * The game loads with pyspiel with every rule option and preset as a parameter, declares what
-  it is (sequential, sampled-stochastic, imperfect information, zero-sum, 73 actions, the
-  437-float observation) and passes OpenSpiel's own random-simulation test at 2, 3, 4 and 10
-  players.
+  it is (sequential, imperfect information, zero-sum, 73 actions, the 437-float observation)
+  and its sampled form (``chance="sampled"``) passes OpenSpiel's own random-simulation test at
+  2, 3, 4 and 10 players (the explicit chance form: tests/test_openspiel_chance.py).
 * States serialise exactly, resample from an information state without changing it, and end
-  with the env's ``win`` rewards.
+  with the env's ``win`` rewards. A state string or position is checked against the game it is
+  loaded into (players, rules, length cap, form, every action replayed), its size and nesting
+  bounded before it is parsed: each malformed input is refused in one line.
 * OpenSpiel's ``ISMCTSBot`` plays whole games through ``evaluate_bots``, and as an agent spec.
 * Without pyspiel, both modules fail in one line naming the extra, and the engine never imports
   them.
@@ -17,9 +19,11 @@ missing pyspiel is a failure: ``.ci/run`` installs the ``openspiel`` extra.
 
 from __future__ import annotations
 
+import base64
 import importlib.util
 import json
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -38,7 +42,7 @@ if importlib.util.find_spec("pyspiel") is None:
 import pyspiel  # noqa: E402
 from open_spiel.python.algorithms import evaluate_bots, ismcts, mcts  # noqa: E402
 
-from uno_mk_env import PRESETS, Game, Rules, RulesError  # noqa: E402
+from uno_mk_env import PRESETS, Game, Rules, RulesError, UnoMkError  # noqa: E402
 from uno_mk_env import actions as A  # noqa: E402
 from uno_mk_env import openspiel as uos  # noqa: E402
 from uno_mk_env.agents import AgentSpecError, RandomAgent, agent_action  # noqa: E402
@@ -57,16 +61,38 @@ def _load(players: int, **params: object) -> pyspiel.Game:
     return pyspiel.load_game(uos.GAME_NAME, {"players": players, **params})
 
 
-def _random_states(game: pyspiel.Game, seed: int, steps: int = 200):
-    """The states of one uniformly random game (at most ``steps`` decisions)."""
+def _step(state: pyspiel.State, rng: np.random.Generator) -> None:
+    """One step: a chance outcome by its probability, or a uniformly random legal action."""
+    if state.is_chance_node():
+        outcomes, probs = zip(*state.chance_outcomes())
+        state.apply_action(int(outcomes[rng.choice(len(outcomes), p=probs)]))
+    else:
+        state.apply_action(int(rng.choice(state.legal_actions())))
+
+
+def _random_states(game: pyspiel.Game, seed: int, steps: int = 200, chance: bool = False):
+    """The decision and terminal states of one random game (at most ``steps`` decisions; with
+    ``chance`` its chance nodes too)."""
     rng = np.random.default_rng(seed)
     state = game.new_initial_state()
-    for _ in range(steps):
-        if state.is_terminal():
-            break
-        yield state
-        state.apply_action(int(rng.choice(state.legal_actions())))
+    decisions = 0
+    while decisions < steps and not state.is_terminal():
+        if chance or not state.is_chance_node():
+            yield state
+        decisions += not state.is_chance_node()
+        _step(state, rng)
+    while not chance and state.is_chance_node():
+        _step(state, rng)
     yield state
+
+
+def _dealt(game: pyspiel.Game, seed: int = 0) -> pyspiel.State:
+    """A new state with its deal's chance nodes sampled."""
+    rng = np.random.default_rng(seed)
+    state = game.new_initial_state()
+    while state.is_chance_node():
+        _step(state, rng)
+    return state
 
 
 # ------------------------------------------------------------------------- the game itself
@@ -76,11 +102,11 @@ def test_game_type_and_sizes() -> None:
         t = game.get_type()
         assert t.short_name == "python_uno_mario_kart"
         assert t.dynamics == pyspiel.GameType.Dynamics.SEQUENTIAL
-        assert t.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC
+        assert t.chance_mode == pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC
         assert t.information == pyspiel.GameType.Information.IMPERFECT_INFORMATION
         assert t.utility == pyspiel.GameType.Utility.ZERO_SUM
         assert game.num_players() == n and game.num_distinct_actions() == 73
-        assert game.max_chance_outcomes() == 0
+        assert game.max_chance_outcomes() == 54 + n  # card kinds, then a seat dealing
         assert game.observation_tensor_size() == OBS_SIZE == 437
         assert game.information_state_tensor_size() == OBS_SIZE
         assert (game.min_utility(), game.max_utility(), game.utility_sum()) == (
@@ -91,11 +117,12 @@ def test_game_type_and_sizes() -> None:
 def test_parameters_are_rule_options_and_presets() -> None:
     game = _load(3, preset="strict", lightning_draw=2)
     assert game.rules == Rules(num_players=3, w4_strict=True, uno="off", lightning_draw=2)
-    assert game.new_initial_state().engine.rules == game.rules
+    assert _dealt(game).engine.rules == game.rules
     for name in PRESETS:
         assert _load(2, preset=name).rules == Rules(num_players=2, **PRESETS[name])
-    params = uos.game_parameters(Rules(num_players=5, uno_catch="next_player"), seed=4)
-    assert params == {"players": 5, "uno_catch": "next_player", "seed": 4}
+    params = uos.game_parameters(Rules(num_players=5, uno_catch="next_player"),
+                                 chance="sampled", seed=4)
+    assert params == {"players": 5, "uno_catch": "next_player", "chance": "sampled", "seed": 4}
     assert pyspiel.load_game(uos.GAME_NAME, params).rules == Rules(num_players=5,
                                                                      uno_catch="next_player")
     with pytest.raises(RulesError, match="preset='nope'"):
@@ -111,20 +138,20 @@ def test_parameters_are_rule_options_and_presets() -> None:
 
 
 @pytest.mark.parametrize("players", [2, 3, 4, 10])
-def test_openspiel_random_sim_test(players: int) -> None:
-    """OpenSpiel's own conformance test (clone, legal actions, tensors, returns, lengths).
-
-    ``serialize=False``: pyspiel cannot serialise a Python sampled-stochastic game with
-    ``serialize_game_and_state`` (see the next test); the round trip is tested below with the
-    state's own ``serialize``/``deserialize_state``."""
-    game = _load(players, max_game_length=SHORT, seed=players)
+def test_openspiel_random_sim_test_sampled(players: int) -> None:
+    """OpenSpiel's own conformance test (clone, legal actions, tensors, returns, lengths) for
+    the sampled form. ``serialize=False``: pyspiel cannot serialise a Python sampled-stochastic
+    game with ``serialize_game_and_state`` (see below); the round trip is tested with the
+    state's own ``serialize``/``deserialize_state``. The explicit form passes with
+    ``serialize=True`` (tests/test_openspiel_chance.py)."""
+    game = _load(players, max_game_length=SHORT, seed=players, chance="sampled")
     pyspiel.random_sim_test(game, num_sims=1, serialize=False, verbose=False)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("players", [2, 3, 4, 10])
-def test_openspiel_random_sim_test_full_length(players: int) -> None:
-    game = _load(players, seed=players)
+def test_openspiel_random_sim_test_sampled_full_length(players: int) -> None:
+    game = _load(players, seed=players, chance="sampled")
     pyspiel.random_sim_test(game, num_sims=5, serialize=False, verbose=False)
 
 
@@ -133,7 +160,7 @@ def test_serialize_game_and_state_needs_the_game_rng_state() -> None:
     appends ``Game.GetRNGState()`` for sampled-stochastic games, which pyspiel's Python-game
     bridge does not forward (open-spiel 2.0.2): no Python sampled-stochastic game can pass it.
     If a pyspiel release forwards it, the full test must pass."""
-    game = _load(2, max_game_length=SHORT)
+    game = _load(2, max_game_length=SHORT, chance="sampled")
     try:
         pyspiel.serialize_game_and_state(game, game.new_initial_state())
     except pyspiel.SpielError as e:
@@ -142,40 +169,233 @@ def test_serialize_game_and_state_needs_the_game_rng_state() -> None:
         pyspiel.random_sim_test(game, num_sims=2, serialize=True, verbose=False)
 
 
-def test_states_serialise_exactly() -> None:
+@pytest.mark.parametrize("chance", ["explicit", "sampled"])
+def test_states_serialise_exactly(chance: str) -> None:
+    """Every state, chance nodes included, round-trips through ``serialize`` and through
+    ``to_json`` (a decision node's JSON is the engine's state dict)."""
     for n in (2, 4):
-        game = _load(n, seed=11)
-        for k, state in enumerate(_random_states(game, seed=n)):
+        game = _load(n, chance=chance, seed=11 if chance == "sampled" else 0)
+        for k, state in enumerate(_random_states(game, seed=n, steps=120, chance=True)):
             text = state.serialize()
             back = game.deserialize_state(text)
-            assert str(back) == str(state) and back.engine == state.engine
-            assert back.legal_actions() == state.legal_actions()
-            if k % 20 == 0:
+            assert str(back) == str(state) and back.history() == state.history()
+            if state.is_chance_node():
+                assert back.chance_outcomes() == state.chance_outcomes()
+            else:
+                assert back.legal_actions() == state.legal_actions()
+            if k % 10 == 0:
                 restored = game.new_initial_state(state.to_json())
-                assert restored.engine == state.engine
-                assert json.loads(str(state)) == state.engine.to_dict()
+                assert str(restored) == str(state)
+                assert restored.is_chance_node() == state.is_chance_node()
+                if not state.is_chance_node():
+                    assert json.loads(str(state)) == state.engine.to_dict()
 
 
 def test_a_state_from_json_is_validated() -> None:
     game = _load(2)
-    d = game.new_initial_state().engine.to_dict()
+    d = _dealt(game).engine.to_dict()
     d["hands"][0] = d["hands"][0] + ["R5"] * 3
     with pytest.raises(ValueError, match="copies|hands|R5"):
         game.new_initial_state(json.dumps(d))
-    with pytest.raises(RulesError, match="not this game's"):
-        _load(3).new_initial_state(_load(2).new_initial_state().to_json())
+    with pytest.raises(RulesError, match="num_players=2 is not this game's 3"):
+        _load(3).new_initial_state(_dealt(_load(2)).to_json())
+
+
+# -------------------------------------------------------------- state strings from outside
+class _Forged:
+    """Pickles as a state string's record holding ``text``: what anyone can write into the
+    ``__dict__`` line (the only callable a state string's pickle may name)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (uos._restore_record, (self.text,))
+
+
+def _forge(history: str, move_number: object, record: object) -> str:
+    text = record if isinstance(record, str) else json.dumps(record)
+    pickled = base64.b64encode(pickle.dumps({"_core": _Forged(text)})).decode()
+    return f"history={history}\nmove_number={move_number}\n__dict__={pickled}"
+
+
+def _parts(state: pyspiel.State) -> tuple[str, int, dict]:
+    """A real state string's history line, move number and record."""
+    history, number, _ = state.serialize().split("\n")
+    record = state._core.record()
+    return history[len("history="):], int(number[len("move_number="):]), record
+
+
+def _played(game: pyspiel.Game, steps: int = 40, seed: int = 0) -> pyspiel.State:
+    rng = np.random.default_rng(seed)
+    state = game.new_initial_state()
+    for _ in range(steps):
+        if state.is_terminal():
+            break
+        _step(state, rng)
+    return state
+
+
+def _refused(load, match: str) -> str:
+    """``load()`` is refused with one line of the project's errors, matching ``match``."""
+    with pytest.raises(UnoMkError, match=match) as e:
+        load()
+    assert "\n" not in str(e.value) and len(str(e.value)) < 400
+    return str(e.value)
+
+
+def test_a_state_string_loads_only_into_its_own_game() -> None:
+    """Issue 35 item 8: a 2-player state into a 3-player game, another length cap, other
+    rules, the other chance form: each refused naming the field."""
+    text = _played(_load(2)).serialize()
+    assert str(_load(2).deserialize_state(text)) == str(_played(_load(2)))
+    _refused(lambda: _load(3).deserialize_state(text), r"'game.players'=2 is not this game's 3")
+    _refused(lambda: _load(2, max_game_length=7).deserialize_state(text),
+             r"'game.max_game_length'=5000 is not this game's 7")
+    _refused(lambda: _load(2, lightning_draw=2).deserialize_state(text),
+             r"lightning_draw=1 is not this game's 2")
+    _refused(lambda: _load(2, chance="sampled").deserialize_state(text),
+             r"'game.chance'='explicit' is not this game's 'sampled'")
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda r: r["game"].update(players=3), r"'game.players'=3 is not this game's 2"),
+    (lambda r: r["game"].update(max_game_length=-7), r"'game.max_game_length'=-7"),
+    (lambda r: r["game"].update(max_game_length=5000.0), r"'game.max_game_length'=5000.0"),
+    (lambda r: r["game"]["rules"].update(hand_size=8), r"hand_size=8 is not this game's 7"),
+    (lambda r: r["game"]["rules"].update(hand_size="x"), r"game.rules.*hand_size"),
+    (lambda r: r["game"].pop("rules"), r"'game' must be an object with the fields"),
+    (lambda r: r.update(format=2), r"'format'=2 is not supported"),
+    (lambda r: r.update(extra=1), r"record must be an object with the fields"),
+    (lambda r: r.update(actions="all"), r"'actions'='all' is not allowed"),
+    (lambda r: r["actions"].__setitem__(3, True), r"'actions'=.* is not allowed"),
+    (lambda r: r["actions"].pop(), r"'move_number'=40 is not the history's length|does not"),
+    (lambda r: r.update(start={"hands": []}), r"state is missing required field"),
+])
+def test_an_edited_record_is_refused(edit, match: str) -> None:
+    state = _played(_load(2))
+    history, number, record = _parts(state)
+    assert str(_load(2).deserialize_state(_forge(history, number, record))) == str(state)
+    edit(record)
+    _refused(lambda: _load(2).deserialize_state(_forge(history, number, record)), match)
+
+
+def test_an_edited_history_is_refused_when_replayed() -> None:
+    """The history line must be the record's actions, and every action (chance outcomes too)
+    must be legal when replayed from the start."""
+    game = _load(2)
+    state = _played(game)
+    history, number, record = _parts(state)
+    items = history.split(",")
+    player, action = items[20].split(":")
+    items[20] = f"{player}:{(int(action) + 1) % 54}"
+    _refused(lambda: game.deserialize_state(_forge(",".join(items), number, record)),
+             r"'history' does not match its record's actions \(from step 20\)")
+    # the line and the record edited alike: the replay refuses the first impossible step
+    i = next(i for i, item in enumerate(items) if item.startswith("-1:") and i > 1)
+    card = record["actions"][i]
+    taken = ",".join([*history.split(",")[:i], *[f"-1:{card}"] * 9])
+    forged = {**record, "actions": [*record["actions"][:i], *[card] * 9]}
+    _refused(lambda: game.deserialize_state(_forge(taken, i + 9, forged)),
+             rf"'history' step \d+: chance outcome {card} is not possible")
+    k = next(k for k, item in enumerate(history.split(",")) if not item.startswith("-1:"))
+    player = history.split(",")[k].split(":")[0]
+    illegal = ",".join([*history.split(",")[:k], f"{player}:{A.KEEP}"])
+    forged = {**record, "actions": [*record["actions"][:k], A.KEEP]}
+    _refused(lambda: game.deserialize_state(_forge(illegal, k + 1, forged)),
+             rf"'history' step {k}: illegal action {A.KEEP} \(KEEP\)")
+
+
+@pytest.mark.parametrize("text, match", [
+    (None, "must be a str, got NoneType"),
+    ("hello", "three lines: history=…"),
+    ("[" * 100_000 + "]" * 100_000, "three lines"),
+    ("history=0:x\nmove_number=1\n__dict__=", r"'history' entry 0='0:x' is not allowed"),
+    ("history=9:1\nmove_number=1\n__dict__=", r"entry 0='9:1' is not allowed"),
+    ("history=0:999\nmove_number=1\n__dict__=", r"entry 0='0:999'"),
+    ("history=\nmove_number=-1\n__dict__=", r"'move_number'='-1' is not an int"),
+    ("history=\nmove_number=0\n__dict__=%%%", r"'__dict__' is not a state's pickled record"),
+    ("history=\nmove_number=0\n__dict__=" + base64.b64encode(b"\x80\x04K\x01.").decode(),
+     r"'__dict__' must hold exactly one attribute"),
+])
+def test_malformed_state_strings_are_one_line(text: object, match: str) -> None:
+    _refused(lambda: _load(2).deserialize_state(text), match)
+
+
+def test_a_state_string_never_runs_code(tmp_path: Path) -> None:
+    """The pickle may name only the record's constructor: anything else is refused before it
+    is called."""
+    marker = tmp_path / "ran"
+
+    class Evil:
+        def __reduce__(self) -> tuple[object, ...]:
+            return (Path.touch, (marker,))
+
+    pickled = base64.b64encode(pickle.dumps({"_core": Evil()})).decode()
+    _refused(lambda: _load(2).deserialize_state(f"history=\nmove_number=0\n__dict__={pickled}"),
+             r"may hold only its record; it refers to 'pathlib.Path.touch'|'pathlib")
+    assert not marker.exists()
+
+
+def test_sizes_and_depths_are_bounded_before_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``new_initial_state("[" * 100000 + "]" * 100000)`` and a record nested as deep are one
+    line each (``uno_mk_env.files.parse_json``'s bound), never a RecursionError; a history
+    longer than any game of these parameters and an oversized string are refused before they
+    are split or replayed."""
+    deep = "[" * 100_000 + "]" * 100_000
+    _refused(lambda: _load(2).new_initial_state(deep), r"state string nests arrays and objects "
+             r"100000 deep; at most \d+ levels are read")
+    _refused(lambda: _load(2).deserialize_state(_forge("", 0, deep)),
+             r"record nests arrays and objects 100000 deep")
+    game = _load(2, max_game_length=3)
+    limit = (game.max_game_length() + 1) * (uos.MAX_CARDS_PER_ACTION + 1)
+    long_line = ",".join(["-1:54"] * (limit + 1))
+    _refused(lambda: game.deserialize_state(_forge(long_line, limit + 1, "{}")),
+             rf"'history' has more than {limit} entries")
+    monkeypatch.setattr(uos, "_STATE_STRING_BYTES", 1000)
+    _refused(lambda: game.deserialize_state("x" * 1001), "larger than 1000 bytes")
+
+
+def test_positions_are_checked_against_the_game() -> None:
+    """``new_initial_state(json)``: an engine position or a chance position, each checked
+    (rules, fields, every decided outcome possible)."""
+    game = _load(2)
+    state = game.new_initial_state()
+    state.apply_action(uos.DEALER_BASE)
+    state.apply_action(5)
+    chance = json.loads(state.to_json())
+    assert chance["chance"] == {"pending": "deal", "outcomes": [uos.DEALER_BASE, 5]}
+    assert str(game.new_initial_state(state.to_json())) == str(state)
+
+    def bad(edit, match: str, into: pyspiel.Game = game) -> None:
+        d = json.loads(state.to_json())
+        edit(d)
+        _refused(lambda: into.new_initial_state(json.dumps(d)), match)
+
+    bad(lambda d: d.update(extra=1), r"unknown field\(s\) \['extra'\]")
+    bad(lambda d: d["chance"].update(pending="later"), r"'chance.pending'='later'")
+    bad(lambda d: d["chance"].update(outcomes=[uos.DEALER_BASE, 99]),
+        r"'chance.outcomes\[1\]': chance outcome 99 is not possible")
+    bad(lambda d: d["chance"].update(outcomes=[0] * 500), r"at most 400")
+    bad(lambda d: d["rules"].update(num_players=3), r"num_players=3 is not this game's 2")
+    bad(lambda d: d.update(state={}), r"'state' must be null exactly when")
+    bad(lambda d: None, r"chance nodes exist in chance='explicit' games only",
+        into=_load(2, chance="sampled"))
+    _refused(lambda: game.new_initial_state("[1, 2]"), r"must be a JSON object, got list")
+    _refused(lambda: game.new_initial_state("{"), r"state string is not JSON")
 
 
 def test_seed_gives_the_deals_and_clones_do_not_deal() -> None:
-    fresh = _load(3, seed=5)
+    """The sampled form: the game's seed deals its states in turn."""
+    fresh = _load(3, seed=5, chance="sampled")
     expected = [str(fresh.new_initial_state()) for _ in range(2)]
-    game = _load(3, seed=5)
+    game = _load(3, seed=5, chance="sampled")
     a = game.new_initial_state()
     for _ in range(3):
         a.clone()  # pyspiel's Clone makes (and discards) a new initial state
     b = game.new_initial_state()
     assert [str(a), str(b)] == expected and expected[0] != expected[1]
-    assert str(_load(3, seed=6).new_initial_state()) != expected[0]
+    assert str(_load(3, seed=6, chance="sampled").new_initial_state()) != expected[0]
 
 
 def test_play_follows_the_engine_and_returns_are_win_rewards() -> None:
@@ -184,8 +404,8 @@ def test_play_follows_the_engine_and_returns_are_win_rewards() -> None:
     rewards."""
     ended = 0
     for n, preset in ((2, "default"), (3, "standard_uno"), (4, "variants")):
-        game = _load(n, preset=preset, hand_size=3, seed=n)
-        for seed in range(2):
+        game = _load(n, preset=preset, hand_size=2)
+        for seed in range(3):
             for state in _random_states(game, seed, steps=1000):
                 g = state.engine
                 if state.is_terminal():
@@ -204,7 +424,7 @@ def test_play_follows_the_engine_and_returns_are_win_rewards() -> None:
 def test_information_state_is_the_view_and_resampling_keeps_it() -> None:
     rng = np.random.default_rng(0)
     for n in (2, 4):
-        game = _load(n, seed=n)
+        game = _load(n)
         changed = 0
         for state in _random_states(game, seed=n, steps=120):
             if state.is_terminal():
@@ -237,7 +457,7 @@ def test_openspiel_ismcts_plays_through_evaluate_bots(players: int) -> None:
     """OpenSpiel's IS-MCTS with its random-rollout evaluator at every seat (small hands and a
     cut-off keep the random rollouts short); the shipped bot lacks ``restart_at``, which
     ``evaluate_bots`` calls (``openspiel_bots.ISMCTSBot`` adds it)."""
-    game = _load(players, hand_size=2, max_game_length=SHORT, seed=players)
+    game = _load(players, hand_size=2, max_game_length=SHORT, seed=players, chance="sampled")
     state = game.new_initial_state()
     bots = [_ismcts_bot(game, seed=s, sims=4) for s in range(players)]
     returns = evaluate_bots.evaluate_bots(state, bots, np.random.RandomState(0))
@@ -276,7 +496,7 @@ def test_agent_spec_plays_a_game_and_is_reproducible() -> None:
 def test_engine_rollouts_end_the_game_or_stop_at_their_cap() -> None:
     from uno_mk_env.agents.openspiel_bots import EngineRandomRollout
 
-    game = _load(3, hand_size=2, seed=1)
+    game = _load(3, hand_size=2, seed=1, chance="sampled")
     state = game.new_initial_state()
     before = str(state)
     values = [EngineRandomRollout(seed).evaluate(state) for seed in range(20)]
@@ -359,7 +579,7 @@ def test_the_engine_and_the_agents_package_do_not_import_pyspiel() -> None:
 def test_the_length_cap_counts_public_decisions_only() -> None:
     """Issue 24 item 1: a game is cut after ``max_game_length`` public decisions (a KEEP, hidden
     from the other seats, is not counted) and never inside a drawn card's decision."""
-    game = _load(2, max_game_length=3, seed=0)
+    game = _load(2, max_game_length=3, seed=0, chance="sampled")
     state = game.new_initial_state()
     while not state.is_terminal():
         legal = state.legal_actions()

@@ -252,7 +252,7 @@ assert Args.__module__ == "uno_mk_env.training.train_ppo" and callable(train)
 assert make_agent.__module__ == "uno_mk_env.agents.base" and callable(run_tournament)
 """,
     # OpenSpiel (docs/openspiel.md): a whole random game; the returns are the env's win reward.
-    '"preset": "strict", "seed": 7': """
+    '{"players": 3, "preset": "strict"})': """
 assert state.is_terminal() and len(obs) == 437
 assert abs(sum(state.returns())) < 1e-9 and max(state.returns()) in (0.0, 1.0)
 """,

@@ -20,7 +20,7 @@ The engine imports neither gymnasium nor pettingzoo and never prints.
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -63,7 +63,7 @@ from .view import (
 if TYPE_CHECKING:
     from .sampling import Condition
 
-__all__ = ["EVENT_LOGS", "Game", "IllegalActionError", "PlayerView", "StateError"]
+__all__ = ["EVENT_LOGS", "Deck", "Game", "IllegalActionError", "PlayerView", "StateError"]
 
 PLAY, PLAY_DRAWN, CHOOSE_COLOUR, CHOOSE_TARGET, CHALLENGE, GAME_OVER, UNO_CATCH = Phase  # hot path
 _NO_CARD = NO_CARD
@@ -79,6 +79,9 @@ _TARGET_ACTIONS = {
     n: tuple(range(A.TARGET_BASE, A.TARGET_BASE + n - 1))
     for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)
 }
+#: ``Game(deck=...)``: ``deck(pile)`` removes one card from the draw pile ``pile`` and returns its
+#: kind; the engine calls it for every card dealt, drawn or flipped.
+Deck = Callable[[list[int]], int]
 #: ``Game(event_log=...)``: ``"recent"`` keeps the current and the previous round's events (memory
 #: bounded over a match of any length), ``"all"`` the whole match.
 EVENT_LOGS = ("recent", "all")
@@ -105,6 +108,10 @@ class Game:
         event_log: ``"recent"`` (default): ``events`` holds the current round's events and the
             previous round's, so a match of any length runs in bounded memory; ``"all"``: the
             whole match (grows with it).
+        dealer: round 1's dealer (R3.1); ``None`` (default): drawn from the generator.
+        deck: which card leaves the draw pile (:data:`Deck`); ``None`` (default): its top card,
+            the pile being shuffled (R3.2, R3.3, R9). A chance-node driver (the OpenSpiel game's
+            explicit form) decides each card instead, the pile's order then unused.
 
     Attributes (read-only for users): ``current_player`` (the decider, ``-1`` when the game is
     over), ``phase`` (int, see ``phase_name``), ``direction``, ``dealer``, ``scores``, ``winner``,
@@ -127,7 +134,7 @@ class Game:
         "void_evidence",
         "round_over", "game_over", "winner", "round_winner", "round_hand_points", "num_steps",
         "num_keeps",
-        "events", "events_start", "event_log", "_round_start", "_legal",
+        "events", "events_start", "event_log", "_round_start", "_legal", "deck",
         "_uno_on", "_catch_auto", "_catch_any", "_w4_strict",
     )
 
@@ -136,9 +143,18 @@ class Game:
         rules: Rules | None = None,
         seed: int | np.random.Generator | None = None,
         event_log: str = "recent",
+        *,
+        dealer: int | None = None,
+        deck: Deck | None = None,
     ):
         self._setup(rules if rules is not None else Rules(), seed, event_log)
-        self._deal(self.rng.integers(self.num_players).item())
+        self.deck: Deck | None = deck
+        if dealer is None:
+            dealer = self.rng.integers(self.num_players).item()
+        elif isinstance(dealer, bool) or not isinstance(dealer, int) or not (
+                0 <= dealer < self.num_players):
+            raise StateError(f"dealer must be a seat 0-{self.num_players - 1}, got {dealer!r:.40}")
+        self._deal(dealer)
 
     # ---------------------------------------------------------------- construction helpers
     def _setup(
@@ -149,6 +165,7 @@ class Game:
         if event_log not in EVENT_LOGS:
             raise ValueError(f"event_log={event_log!r} is not allowed; allowed: {EVENT_LOGS}")
         self.event_log = event_log
+        self.deck = None
         self.rules = rules
         n = self.num_players = rules.num_players
         if isinstance(seed, np.random.Generator):
@@ -222,14 +239,14 @@ class Game:
         hands = self.hands
         for _ in range(self.rules.hand_size):
             for j in range(1, n + 1):
-                hands[(dealer + j) % n][pile.pop()] += 1
+                hands[(dealer + j) % n][self._take(pile)] += 1
         self.sizes = [self.rules.hand_size] * n
         self.held = [held_mask(h) for h in hands]
         for seat in range(n):
             self.events.append(("draw", seat, counts_to_kinds(hands[seat]), "deal"))
         reflip = self.rules.start_action_cards == "reflip"
         while True:
-            card = pile.pop()
+            card = self._take(pile)
             if card == W4:  # R3.3: back into the pile, reshuffle, flip again
                 # Terminates: the pile always holds a card other than a W4 here (at most 107 of
                 # the 112 cards are dealt, and a reflip needs one left, below).
@@ -533,7 +550,7 @@ class Game:
                 else:
                     self._begin_turn((p + self.direction) % self.num_players)
                 return
-        card = pile.pop()
+        card = self._take(pile)
         self.hands[p][card] += 1
         self.held[p] |= 1 << card
         self.sizes[p] += 1
@@ -663,7 +680,7 @@ class Game:
         # R7.3: the discard pile holds the WB on the card it was played on (at least the start
         # card), so the refill always leaves a card to flip
         assert self.draw_pile, "R7.3: a Wild Item Box always has a card to flip"
-        flipped = self.draw_pile.pop()
+        flipped = self._take(self.draw_pile)
         self.discard.append(flipped)
         self.discard_counts[flipped] += 1
         self.events.append(("flip", p, flipped))
@@ -706,6 +723,11 @@ class Game:
             self._pass_turn(p)
 
     # ---------------------------------------------------------------- piles
+    def _take(self, pile: list[int]) -> int:
+        """A card leaves the (non-empty) draw pile: the top one, or the one ``deck`` decides."""
+        deck = self.deck
+        return pile.pop() if deck is None else deck(pile)
+
     def _refill(self) -> None:
         """R9: shuffle the discard pile except its top card into a new draw pile."""
         if len(self.discard) <= 1:
@@ -731,7 +753,7 @@ class Game:
                 pile = self.draw_pile
                 if not pile:
                     break
-            card = pile.pop()
+            card = self._take(pile)
             hand[card] += 1
             bits |= 1 << card
             got.append(card)
@@ -834,10 +856,12 @@ class Game:
 
     # ---------------------------------------------------------------- copy / serialise
     def clone(self) -> Game:
-        """An independent deep copy (RNG included): stepping it never affects this game."""
+        """An independent deep copy (RNG included): stepping it never affects this game. The
+        ``deck`` is not copied: the clone takes the top card of its own (shuffled) draw pile."""
         g = Game.__new__(Game)
         for name in Game.__slots__:
             setattr(g, name, getattr(self, name))
+        g.deck = None  # a deck may hold its own progress: a clone draws from its own pile
         if self._rng is not None:
             g._rng = None
             g._rng_source = self._rng.bit_generator.state
