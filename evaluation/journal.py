@@ -6,7 +6,14 @@ Format (:data:`JOURNAL_FILE` in the output folder; JSON lines, never a pickle)
     "config": {...}}`` holding the tournament's configuration (``TournamentResult.config``);
     every other line is one finished game (``GameRecord.to_dict()``), in the order the games
     finished. Lines are appended and flushed once per chunk of games. A last line without its
-    newline is a write cut short by a kill: it is dropped on resume.
+    newline is a write cut short by a kill: it is dropped on resume. A write that fails (a full
+    disk, a file-size limit) is taken back before the error is raised, so the journal always
+    ends with a whole game and ``--resume`` works once there is space again.
+
+Unfinished journals (:func:`unfinished`)
+    A journal that holds fewer games than its tournament plays, or whose tournament's results
+    were never saved, is the work of an interrupted run: the command line refuses to start
+    another tournament over it unless told to resume it or to discard it.
 
 Resuming (:func:`read_journal`) trusts nothing in the file: the header must name the same
 tournament (every configuration field equal), and every game must be a game of its schedule
@@ -17,23 +24,29 @@ line (:class:`JournalError`).
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
+import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from uno_mk_env.files import OutputPathError, atomic_write_text, parse_json
 from uno_mk_env.rewards import places
 
 from .results import GameRecord
 
-__all__ = ["JOURNAL_FILE", "JournalError", "JournalWriter", "journal_path", "read_journal"]
+__all__ = ["JOURNAL_FILE", "JournalError", "JournalWriter", "journal_path", "journaled_games",
+           "read_journal", "unfinished"]
 
 JOURNAL_FILE = "journal.jsonl"
 FORMAT = "uno-mk-tournament-journal"
 VERSION = 1
 #: Longest line accepted in a journal (a 10-player game's record is about 400 characters).
 MAX_LINE = 4096
+#: Longest header accepted (the configuration lists every entrant: up to 1,000 of them).
+MAX_HEADER = 2**20
 _KEYS = ("index", "deal", "seed", "seats", "winner", "end", "scores", "hand_points", "places",
          "rounds", "decisions")
 _ENDS = ("win", "no_winner", "capped")
@@ -50,26 +63,52 @@ def _header(config: Mapping[str, Any]) -> str:
 
 
 class JournalWriter:
-    """Appends finished games to a journal (a context manager; :meth:`append` flushes)."""
+    """Appends finished games to a journal (a context manager). Each :meth:`append` reaches the
+    file whole or not at all: the file is written unbuffered, and a failed write is cut back
+    to the last whole game before its error is raised."""
 
     def __init__(self, path: str | Path, config: Mapping[str, Any], keep_bytes: int | None):
         """Starts a new journal holding only the header (``keep_bytes`` ``None``), or appends
         to an existing one cut to its first ``keep_bytes`` bytes (what :func:`read_journal`
-        validated)."""
+        validated).
+
+        Raises:
+            OSError: the journal cannot be written (its ``filename`` is the journal's path).
+        """
         self.path = Path(path)
-        if keep_bytes is None:
-            atomic_write_text(self.path, _header(config) + "\n")
-            self._file: IO[str] = self.path.open("a", encoding="utf-8", newline="")
-        else:
-            self._file = self.path.open("r+", encoding="utf-8", newline="")
-            self._file.truncate(keep_bytes)  # drop a line cut short by a kill
-            self._file.seek(keep_bytes)
+        try:
+            if keep_bytes is None:
+                atomic_write_text(self.path, _header(config) + "\n")
+                keep_bytes = self.path.stat().st_size
+            self._file = self.path.open("r+b", buffering=0)
+        except OSError as e:
+            raise OSError(e.errno, e.strerror, str(self.path)) from None
+        self._size = keep_bytes
+        self._file.truncate(keep_bytes)  # drop a line cut short by a kill
+        self._file.seek(keep_bytes)
 
     def append(self, records: Iterable[GameRecord]) -> None:
-        """Writes the games and flushes them to the file."""
-        self._file.write("".join(json.dumps(r.to_dict(), separators=(",", ":")) + "\n"
-                                 for r in records))
-        self._file.flush()
+        """Writes the games to the file (no buffer: they are in the file when this returns).
+
+        Raises:
+            OSError: the write failed (a full disk, a file-size limit); the journal is cut back
+                to what it held before, and the error names its path.
+        """
+        data = "".join(json.dumps(r.to_dict(), separators=(",", ":")) + "\n"
+                       for r in records).encode("utf-8")
+        view = memoryview(data)
+        try:
+            while view:  # a raw write may write only part (at a file-size limit, say)
+                written = self._file.write(view)
+                if not written:
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                view = view[written:]
+        except OSError as e:
+            with contextlib.suppress(OSError):  # shrinking a file needs no space
+                self._file.truncate(self._size)
+                self._file.seek(self._size)
+            raise OSError(e.errno, e.strerror, str(self.path)) from None
+        self._size += len(data)
 
     def close(self) -> None:
         self._file.close()
@@ -98,8 +137,8 @@ def read_journal(
         raise JournalError(f"cannot resume: no journal {where!r} to read "
                            f"({e.strerror or e})") from None
     with f:
-        first = f.readline(MAX_LINE + 1)
-        _check_header(_parse(first, where, 1), config, where)
+        first = f.readline(MAX_HEADER + 1)
+        _check_header(_parse(first, where, 1, MAX_HEADER), config, where)
         keep = len(first)
         records: dict[int, GameRecord] = {}
         for number, line in enumerate(iter(lambda: f.readline(MAX_LINE + 1), b""), start=2):
@@ -119,8 +158,8 @@ def read_journal(
     return [records[i] for i in sorted(records)], keep
 
 
-def _parse(line: bytes, where: str, number: int) -> Any:
-    return parse_json(line, f"{where}: line {number}", max_bytes=MAX_LINE, error=JournalError)
+def _parse(line: bytes, where: str, number: int, max_bytes: int = MAX_LINE) -> Any:
+    return parse_json(line, f"{where}: line {number}", max_bytes=max_bytes, error=JournalError)
 
 
 def _check_header(header: Any, config: Mapping[str, Any], where: str) -> None:
@@ -177,3 +216,43 @@ def journal_path(out_dir: str | Path) -> Path:
     """The journal of the output folder ``out_dir``."""
     return Path(out_dir) / JOURNAL_FILE
 
+
+
+def journaled_games(path: str | Path) -> tuple[int, int] | None:
+    """``(games, total)``: how many games the journal at ``path`` holds and how many its
+    tournament plays; ``None`` when there is no readable journal there.
+
+    Only the header is parsed (bounded, :data:`MAX_HEADER`); the games are counted by their
+    newlines, a megabyte at a time, so any journal is read in constant memory.
+    """
+    try:
+        with Path(path).open("rb") as f:
+            header = _parse(f.readline(MAX_HEADER + 1), str(path), 1, MAX_HEADER)
+            if not isinstance(header, dict) or header.get("format") != FORMAT:
+                return None
+            config = header.get("config")
+            total = config.get("games") if isinstance(config, dict) else None
+            if not _is_int(total, 1):
+                return None
+            games = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(2**20), b""))
+    except (OSError, JournalError):
+        return None
+    return games, total
+
+
+def unfinished(path: str | Path, results: str | Path | None = None) -> str | None:
+    """What the journal at ``path`` holds when it is the work of an interrupted run (``"13 of
+    36 games"``), else ``None``: no file there, or a journal holding every game of its
+    tournament while the result file ``results`` exists. A file there that is not a readable
+    journal counts as unfinished: only a complete one may be overwritten without asking."""
+    if not Path(path).exists():
+        return None
+    counts = journaled_games(path)
+    if counts is None:
+        return "a file that is not a readable tournament journal"
+    games, total = counts
+    if games < total:
+        return f"{games:,} of {total:,} games"
+    if results is not None and not Path(results).exists():
+        return f"all {total:,} games, but not their results"
+    return None

@@ -33,7 +33,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import platform
+import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -61,9 +63,9 @@ from .tournament import (
 
 __all__ = [
     "CARD_JSON", "CARD_MD", "DEFAULT_GAMES", "PLAYER_COUNTS", "PROTOCOL_NAME", "PROTOCOL_VERSION",
-    "SEARCH_LINE_GAMES", "SEARCH_OPPONENTS", "SEEDS", "Line", "card_markdown", "check_cheating",
-    "deal_seeds", "file_sha256",
-    "evaluate", "line_metrics", "recompute_card", "suite",
+    "SEARCH_LINE_GAMES", "SEARCH_OPPONENTS", "SEEDS", "STAGING", "Line", "card_markdown",
+    "check_cheating", "deal_seeds", "evaluate", "file_sha256", "line_metrics", "publish",
+    "recompute_card", "suite",
 ]
 
 PROTOCOL_NAME = "uno-mk-env standard evaluation"
@@ -87,6 +89,8 @@ SEARCH_LINE_GAMES = 1_000
 PPO_MODELS = {2: "models/ppo_2p.npz", 4: "models/ppo_4p.npz"}
 CARD_JSON = "card.json"
 CARD_MD = "card.md"
+#: The folder inside a card's folder where a run writes until its card is complete.
+STAGING = ".new-card"
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -246,15 +250,17 @@ def plan(
 def run_line(
     agent: str, line: Line, workers: int = 1, allow_cheating: bool = False,
     progress: bool = False, rules: Mapping[str, Any] | None = None,
+    progress_label: str | None = None,
 ) -> TournamentResult:
     """Plays one line: ``agent`` (entrant 0) against ``num_players - 1`` copies of the
-    opponent (``rules``: rule options instead of the default rules, a deviation)."""
+    opponent (``rules``: rule options instead of the default rules, a deviation), reporting
+    its progress as ``progress_label`` (default: the line's name)."""
     specs = [resolve_spec(agent)] + [resolve_spec(line.opponent)] * (line.num_players - 1)
     return run_tournament(
         specs, line.num_players, line.games, seed=line.seed, rules=rules or None,
         duplicate=True,
         workers=workers, progress=progress, max_steps=DEFAULT_MAX_STEPS,
-        allow_cheating=allow_cheating,
+        allow_cheating=allow_cheating, progress_label=progress_label or line.name,
     )
 
 
@@ -293,8 +299,12 @@ def evaluate(
 
     With ``out_dir`` the card (:data:`CARD_JSON`, :data:`CARD_MD`) and every line's full
     tournament result with its game records (``games/<line>.json``) are written there;
-    :func:`recompute_card` recomputes the card's numbers from those records. ``on_line(line,
-    metrics)`` is called as each line finishes.
+    :func:`recompute_card` recomputes the card's numbers from those records. The run writes
+    into a staging folder (:data:`STAGING`, inside ``out_dir``) and moves its files into place
+    only once the card is complete (:func:`publish`), so the folder never holds a card and
+    game records of two different runs, whenever the run stops (see :func:`publish`); one
+    evaluation per folder at a time (the command line locks it). ``on_line(line, metrics)`` is
+    called as each line finishes.
 
     Raises:
         AgentSpecError: a spec cannot be built, or the agent cheats without ``allow_cheating``.
@@ -311,49 +321,68 @@ def evaluate(
         Rules(num_players=n, **rules)  # every line's rules exist, before anything is played
     lines = plan(player_counts, games, opponents)
     cheats = check_cheating(agent, [line.opponent for line in lines], allow_cheating)
-    out = Path(out_dir) if out_dir is not None else None
     card = _card_header(agent, player_counts, games, opponents, workers, cheats, command, rules)
-    start = time.perf_counter()
-    for line in lines:
-        result = run_line(agent, line, workers, allow_cheating, progress, rules)
-        metrics = line_metrics(result.records)
-        card["lines"].append(_line_entry(line, metrics))
-        if out is not None:
-            (out / "games").mkdir(parents=True, exist_ok=True)
-            atomic_write_text(out / "games" / f"{line.name}.json",
-                              result.to_json(indent=None) + "\n")
-        if on_line is not None:
-            on_line(line, metrics)
-    card["run"] = {"workers": workers, "elapsed_s": round(time.perf_counter() - start, 1)}
+    out = Path(out_dir) if out_dir is not None else None
     if out is not None:
-        write_card(card, out)
-        _remove_stale_lines(out, lines)
+        _remove(out / STAGING)  # a killed run's
+        (out / STAGING / "games").mkdir(parents=True)
+    start = time.perf_counter()
+    try:
+        for number, line in enumerate(lines, 1):
+            result = run_line(agent, line, workers, allow_cheating, progress, rules,
+                              f"line {number}/{len(lines)}, {line.name}")
+            metrics = line_metrics(result.records)
+            card["lines"].append(_line_entry(line, metrics))
+            if out is not None:
+                atomic_write_text(out / STAGING / "games" / f"{line.name}.json",
+                                  result.to_json(indent=None) + "\n")
+            if on_line is not None:
+                on_line(line, metrics)
+        card["run"] = {"workers": workers, "elapsed_s": round(time.perf_counter() - start, 1)}
+        if out is not None:
+            write_card(card, out / STAGING)
+            publish(out / STAGING, out)
+    finally:  # nothing of an unfinished run stays (a SIGKILL's is removed by the next run)
+        if out is not None:
+            _remove(out / STAGING)
     return card
 
 
-def _remove_stale_lines(out: Path, lines: Sequence[Line]) -> None:
-    """Removes the game records in ``out/games`` of lines this card does not have (left by an
-    earlier card in the same folder), so that the folder holds one card and its records."""
-    keep = {f"{line.name}.json" for line in lines}
-    for path in (out / "games").glob("*.json"):
-        if path.name not in keep and path.is_file():
+def _remove(path: Path) -> None:
+    """Removes the file, link or folder ``path`` if there is one."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def publish(staging: Path, out: Path) -> None:
+    """Moves a finished card (:data:`CARD_JSON`, :data:`CARD_MD` and ``games/*.json`` in
+    ``staging``) into ``out``, replacing the card there, in an order that keeps the folder
+    consistent if the process dies at any point: the old card's files are removed first, then
+    the new game records are moved in (each by an atomic rename) and the old card's other
+    records removed, then the new card is moved in (:data:`CARD_MD`, then :data:`CARD_JSON`).
+    So at every moment, each card file in ``out`` describes exactly the records there, or there
+    is no card; renames within one folder need no space, so a full disk cannot stop it half-way.
+    """
+    for name in (CARD_JSON, CARD_MD):
+        (out / name).unlink(missing_ok=True)
+    games = out / "games"
+    games.mkdir(exist_ok=True)
+    new = {path.name for path in (staging / "games").glob("*.json")}
+    for name in sorted(new):
+        os.replace(staging / "games" / name, games / name)
+    for path in games.glob("*.json"):  # an earlier card's lines that this card does not have
+        if path.name not in new and path.is_file():
             path.unlink()
+    for name in (CARD_MD, CARD_JSON):
+        os.replace(staging / name, out / name)
 
 
 def _card_header(
     agent: str, player_counts: Sequence[int], games: int, opponents: Sequence[str] | None,
     workers: int, cheats: bool, command: str | None, rules: Mapping[str, Any],
 ) -> dict[str, Any]:
-    deviations = []
-    if rules:
-        deviations.append(f"rules {rules_text(rules)} instead of the default rules")
-    if games != DEFAULT_GAMES:
-        deviations.append(f"{games} games per line instead of {DEFAULT_GAMES}")
-    if opponents is not None:
-        deviations.append(f"opponents {', '.join(opponents)} instead of the suite")
-    if tuple(player_counts) != PLAYER_COUNTS:
-        deviations.append(f"player counts {', '.join(map(str, player_counts))} instead of "
-                          f"{', '.join(map(str, PLAYER_COUNTS))}")
     return {
         "card": "uno-mk-env benchmark card",
         "agent": agent,
@@ -364,7 +393,7 @@ def _card_header(
             "player_counts": list(player_counts), "games_per_line": games,
             "search_opponents": list(SEARCH_OPPONENTS), "search_line_games": SEARCH_LINE_GAMES,
             "duplicate_deals": True, "seat_rotation": True, "max_steps": DEFAULT_MAX_STEPS,
-            "deviations": deviations,
+            "deviations": deviations(player_counts, games, opponents, rules),
         },
         "package_version": PACKAGE_VERSION,
         "python": platform.python_version(),
@@ -379,6 +408,38 @@ def _card_header(
         },
         "lines": [],
     }
+
+
+def deviations(player_counts: Sequence[int], games: int, opponents: Sequence[str] | None,
+               rules: Mapping[str, Any]) -> list[str]:
+    """How an evaluation departs from the protocol, one English phrase per difference (the
+    card's ``protocol.deviations``), e.g. ``"played at 2 players only (the protocol also plays
+    4)"``; empty for the protocol itself."""
+    out = []
+    counts = list(dict.fromkeys(player_counts))
+    if counts != list(PLAYER_COUNTS):
+        where = f"played at {and_list(counts)} players"
+        missing = [n for n in PLAYER_COUNTS if n not in counts]
+        if set(counts) < set(PLAYER_COUNTS):
+            out.append(f"{where} only (the protocol also plays {and_list(missing)})")
+        else:
+            out.append(f"{where} (the protocol plays {and_list(PLAYER_COUNTS)})")
+    if games != DEFAULT_GAMES:
+        out.append(f"{games:,} games per line (the protocol plays {DEFAULT_GAMES:,})")
+    if opponents is not None:
+        which = "only against" if set(opponents) <= {o for n in counts for o in suite(n)} else (
+            "against")
+        whole = [*suite(2)[:-1], "the shipped PPO agent of the table size"]
+        out.append(f"{which} {and_list(opponents)} (the protocol plays {and_list(whole)})")
+    if rules:
+        out.append(f"under the rules {rules_text(rules)} (the protocol plays the default rules)")
+    return out
+
+
+def and_list(items: Sequence[Any]) -> str:
+    """``[2]`` -> ``"2"``, ``[2, 4]`` -> ``"2 and 4"``, ``[2, 3, 4]`` -> ``"2, 3 and 4"``."""
+    words = [str(item) for item in items]
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 def rules_text(rules: Mapping[str, Any]) -> str:

@@ -91,12 +91,14 @@ from uno_mk_env.agents.base import (
     build_agent,
     discover_agents,
 )
+from uno_mk_env.agents.threads import set_thread_policy
 from uno_mk_env.errors import UnoMkError
 from uno_mk_env.files import OutputLock, OutputPathError
 from uno_mk_env.rewards import places
 
 from .journal import JOURNAL_FILE, JournalError, JournalWriter, read_journal
 from .match import admit, cheating_refusal, play_match
+from .progress import Progress
 from .replay import MAX_REPLAY_GAMES
 from .results import (
     LEADERBOARD_COLUMNS,
@@ -272,9 +274,11 @@ def _init_worker(
     allow_cheating: bool = False,
 ) -> None:
     """Initializer of a worker process of the main process ``parent`` (a pid):
-    :func:`_worker_signals`, then the process's runner."""
+    :func:`_worker_signals`, one thread per pool
+    (:func:`~uno_mk_env.agents.threads.set_thread_policy`), then the process's runner."""
     global _WORKER_RUNNER
     _worker_signals(parent)
+    set_thread_policy(1)  # parallel work is the workers': one thread each, sleeping when idle
     _WORKER_RUNNER = _Runner(entrants, Rules(**rules), max_steps, allow_cheating)
 
 
@@ -449,6 +453,7 @@ def run_tournament(
     replays: int = 0,
     journal: str | Path | None = None,
     resume: bool = False,
+    progress_label: str = "tournament",
 ) -> TournamentResult:
     """Plays a seeded tournament (see the module docstring).
 
@@ -463,7 +468,9 @@ def run_tournament(
             ``{"match": "target_score"}`` plays full games to 500.
         duplicate: replay each deal once per seat rotation.
         workers: processes to play in (1 to :data:`MAX_WORKERS`; results do not depend on it).
-        progress: show a tqdm progress bar (on stderr).
+        progress: report progress on stderr (:class:`~uno_mk_env.evaluation.progress.Progress`:
+            a tqdm bar on a terminal, else a line with the rate and the time left every few
+            seconds).
         max_steps: decisions allowed per round; a round beyond it ends the game without winner.
         replays: record the first ``replays`` games (at most :data:`MAX_REPLAYS`) decision by
             decision for the replay viewer (re-played in this process after the tournament and
@@ -475,6 +482,7 @@ def run_tournament(
             (:mod:`~uno_mk_env.evaluation.journal`; a new run starts it afresh).
         resume: continue the tournament of ``journal``: its games are checked and kept, the
             others played; the result equals an uninterrupted run's.
+        progress_label: what the progress lines call this tournament.
 
     Raises:
         AgentSpecError: an agent spec cannot be built, or cheats without ``allow_cheating``.
@@ -528,7 +536,7 @@ def run_tournament(
         writer = (stack.enter_context(JournalWriter(journal, config, keep))
                   if journal is not None else None)
         _play(tasks, records, entrants, rules_obj, max_steps, workers, allow_cheating,
-              writer, progress)
+              writer, progress, progress_label)
     records.sort(key=lambda r: r.index)
     elapsed = time.perf_counter() - start
     recorded = None
@@ -546,18 +554,13 @@ def run_tournament(
 def _play(
     tasks: Schedule, records: list[GameRecord], entrants: list[tuple[str, str]], rules: Rules,
     max_steps: int, workers: int, allow_cheating: bool, writer: JournalWriter | None,
-    progress: bool,
+    progress: bool, progress_label: str = "tournament",
 ) -> None:
     """Plays the games of ``tasks`` not yet in ``records`` (a resumed run's), chunk by chunk,
     appending their records to ``records`` and to the journal (``writer``)."""
     done = {r.index for r in records}
     todo = len(tasks) - len(done)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(tasks), initial=len(done), unit="game", desc="tournament",
-                   dynamic_ncols=True)
+    bar = Progress(len(tasks), len(done), progress_label) if progress and todo else None
 
     def on_chunk(chunk: list[GameRecord]) -> None:
         records.extend(chunk)
