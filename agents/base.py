@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 import sys
 from collections.abc import Callable
 
@@ -102,9 +103,10 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     ``"ppo:models/ppo_2p.npz"``, importing the agent modules on first use of an unknown name.
 
     Raises:
-        AgentSpecError: (a ``ValueError``) an unknown name, listing the registered ones and the
-            modules that could not be imported. The agent's own errors (a bad argument, a
-            missing model file) propagate; :func:`build_agent` turns them into one line.
+        AgentSpecError: (a ``ValueError``) an unknown name, listing the registered ones (and
+            why, when an agent module that could not be imported names it). The agent's own
+            errors (a bad argument, a missing model file) propagate; :func:`build_agent` turns
+            them into one line.
     """
     if not isinstance(spec, str) or not spec.partition(":")[0]:
         raise AgentSpecError(f"an agent spec is a name, or name:argument; got {spec!r}")
@@ -114,8 +116,12 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         failures = discover_agents(until=name)
     if name not in _REGISTRY:
         msg = f"unknown agent {name!r}; registered agents: {', '.join(sorted(_REGISTRY))}"
-        if failures:
-            msg += " (not importable: " + "; ".join(f"{m}: {r}" for m, r in failures.items()) + ")"
+        # Only a module whose failure names this agent ("openspiel-ismcts needs OpenSpiel: pip
+        # install ...") explains it; the others are noise here ('uno-mk agents --verbose').
+        named = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
+        why = [reason for reason in failures.values() if named.search(reason)]
+        if why:
+            msg += f" ({'; '.join(why)})"
         raise AgentSpecError(msg)
     agent = _REGISTRY[name][0](arg or None, seed)
     agent.name = spec

@@ -119,8 +119,10 @@ def describe(name: str) -> dict[str, Any]:
     table size it was trained at), ``backend`` (``"sb3"`` or ``"rllib"``), ``timesteps``,
     ``complete`` (the run reached its step budget), ``seed``, ``commit`` (of the training run;
     ``None`` where not recorded), ``evaluation`` (the results recorded at the trained player
-    count: ``opponent``, ``games``, ``win_rate``, ``ci_low``, ``ci_high``, ``mean_place``, ...)
-    and ``evaluation_source`` (where they come from).
+    count: ``opponent``, ``games``, ``win_rate``, ``ci_low``, ``ci_high``, ``mean_place``, ...),
+    ``evaluation_source`` (where they come from) and ``evaluation_seed`` (the root seed of their
+    tournament; ``None`` for a training run's own final evaluation, whose deals derive from the
+    training seed).
 
     Raises:
         LookupError: ``name`` is not shipped.
@@ -132,9 +134,12 @@ def describe(name: str) -> dict[str, Any]:
         ev = info["evaluation"]
         results, source = ev["results"], (f"{ev.get('command', 'uno-mk tournament')}"
                                           f" (seed {ev.get('seed')})")
+        seed = ev.get("seed")
     else:
         results = (info.get("summary") or {}).get("final_eval") or []
-        source = "the training run's final evaluation"
+        source = ("the training run's final evaluation (its deals seeded from the training "
+                  f"seed {args.get('seed')})")
+        seed = None
     return {
         "name": name, "spec": f"ppo:{name}", "file": str(shipped_path(name)),
         "sha256": shipped_sha256(name), "players": players,
@@ -143,4 +148,5 @@ def describe(name: str) -> dict[str, Any]:
         "commit": (info.get("git") or {}).get("commit"),
         "evaluation": [r for r in results if r.get("players") == players],
         "evaluation_source": source if results else None,
+        "evaluation_seed": seed if results else None,
     }

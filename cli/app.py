@@ -22,9 +22,10 @@ every other command they are an error.
 
 Bad arguments (an unknown agent or rule option, a bad player count, a missing or unreadable
 model file, an ``--out`` that cannot be written, checked before any game is played, a missing
-extra) end with exit code 2 and a one-line error on stderr, never a traceback. A failing agent
-or a dying worker process ends with exit code 1 and one line; SIGTERM ends a tournament's
-workers and exits with 143, Ctrl-C with 130, without a traceback.
+extra) end with exit code 2 and a one-line error on stderr, never a traceback. A failing agent,
+a dying worker process or a write that finds no space (a full disk or quota, a file-size limit:
+:data:`~uno_mk_env.cli.common.NO_SPACE`) ends with exit code 1 and one line; SIGTERM ends a
+tournament's workers and exits with 143, Ctrl-C with 130, without a traceback.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ from . import (
     tournament,
     train,
 )
-from .common import PROG, CLIError, rules_from_args
+from .common import PROG, CLIError, WriteError, no_space, rules_from_args, write_error
 from .tournament import print_leaderboard
 
 __all__ = ["COMMANDS", "PROG", "CLIError", "build_parser", "main", "print_leaderboard",
@@ -106,7 +107,8 @@ def main(
     stderr: TextIO | None = None,
 ) -> int:
     """Entry point of ``uno-mk``; returns the exit code (0 ok, 1 an agent or a worker process
-    failed, 2 bad arguments, 130 interrupted, 143 terminated by SIGTERM)."""
+    failed or a write found no space, 2 bad arguments, 130 interrupted, 143 terminated by
+    SIGTERM)."""
     out = stdout if stdout is not None else sys.stdout
     err = stderr if stderr is not None else sys.stderr
     parser, handlers = build_parser()
@@ -169,6 +171,12 @@ def _run(module: ModuleType, args: argparse.Namespace, prog: str, out: TextIO,
         if out is sys.stdout:  # what is still buffered must not fail again at exit
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141  # 128 + SIGPIPE, as a shell reports a command a closed pipe ended
+    except OSError as e:  # a full disk where no command said more (tournament, evaluate do)
+        if not no_space(e):
+            raise
+        print(f"{prog}: error: {write_error(e, None, 'free space, then run it again')}",
+              file=err)
+        return WriteError.exit_code
 
 
 if __name__ == "__main__":

@@ -1,17 +1,22 @@
-"""What the ``uno-mk`` subcommands share: the one-line error, rule and agent arguments, the
-extras check and plain-text tables (``rich`` only when it is installed)."""
+"""What the ``uno-mk`` subcommands share: the one-line error (and the one for a full disk), rule
+and agent arguments, the extras check and tables that fit the terminal (drawn by ``rich`` when
+it is installed, plain text otherwise)."""
 
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib.util
+import io
 import re
+import shutil
+import textwrap
 from collections.abc import Sequence
 from typing import Any, TextIO
 
 from uno_mk_env import PRESETS, Rules, RulesError
 from uno_mk_env.agents.base import AgentSpecError, build_agent
-from uno_mk_env.errors import UnoMkError
+from uno_mk_env.errors import UnoMkError, one_line, quote
 from uno_mk_env.rules import MAX_PLAYERS, MIN_PLAYERS, OPTIONS
 
 PROG = "uno-mk"
@@ -19,6 +24,34 @@ PROG = "uno-mk"
 
 class CLIError(UnoMkError):
     """A bad command-line argument or a missing extra: printed as one line, exit code 2."""
+
+
+class WriteError(CLIError):
+    """Files that could not be written during the run because there was no space (a full disk
+    or quota, a file-size limit): one line saying what is kept and what to do, exit code 1
+    (the arguments were fine)."""
+
+    exit_code = 1
+
+
+#: ``errno`` values of a write that found no space: a full disk, a full quota, a file-size limit
+#: (``EFBIG``: ``ulimit -f`` / ``prlimit --fsize``; Python ignores the signal that comes with it).
+NO_SPACE = frozenset({errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)})
+
+
+def no_space(error: BaseException) -> bool:
+    """Whether ``error`` is a write that found no space (:data:`NO_SPACE`)."""
+    return isinstance(error, OSError) and error.errno in NO_SPACE
+
+
+def write_error(error: OSError, where: object, then: str) -> WriteError:
+    """The one line for ``error`` (:func:`no_space`): the file it names (else ``where``, a path
+    or ``None``), the system's reason, then ``then`` (what is kept, what to do)."""
+    target = error.filename if error.filename is not None else where
+    name = "a file" if target is None else quote(str(target), 160)
+    reason = one_line(error.strerror or str(error), 60)
+    return WriteError(f"cannot write {name}: {reason} (no space left, or a file-size limit); "
+                      f"{then}")
 
 
 def require(modules: Sequence[str], extra: str, what: str) -> None:
@@ -133,8 +166,26 @@ def check_agents(agent_specs: Sequence[str], allow_cheating: bool = False) -> No
 
 
 # ------------------------------------------------------------------------------------ tables
-#: A table cell longer than this that contains a space is prose, which may wrap.
+#: A table cell longer than this that contains a space is prose, which may wrap (unless the
+#: caller says which columns wrap).
 PROSE = 40
+#: The narrowest width a table is laid out for.
+MIN_WIDTH = 20
+
+
+def terminal_width() -> int:
+    """The width tables and text are laid out for: ``COLUMNS`` when set, else the terminal's,
+    else 80 (:func:`shutil.get_terminal_size`, which ``rich`` agrees with)."""
+    return max(MIN_WIDTH, shutil.get_terminal_size((80, 24)).columns)
+
+
+def print_wrapped(out: TextIO, text: str, indent: str = "", width: int | None = None) -> None:
+    """``text`` on ``out`` in lines of at most ``width`` (:func:`terminal_width`) characters,
+    the lines after the first indented by ``indent`` plus two spaces; words are never split
+    (a word longer than a line stays whole)."""
+    print(textwrap.fill(text, width or terminal_width(), initial_indent=indent,
+                        subsequent_indent=indent + "  ", break_long_words=False,
+                        break_on_hyphens=False), file=out)
 
 
 def print_table(
@@ -143,55 +194,122 @@ def print_table(
     columns: Sequence[str],
     rows: Sequence[Sequence[str]],
     right: Sequence[str] = (),
-    width: int = 120,
-) -> None:
-    """A table on ``out``: drawn by ``rich`` when installed, else aligned plain text (a base
-    install has no ``rich``). ``right``: right-aligned columns. ``width``: the console width when
-    ``out`` is not a terminal. Only prose (a column with a cell of over :data:`PROSE` characters
-    and a space) may wrap; no other cell (an agent label, a figure) is ever cut or wrapped: the
-    console is widened when the table needs it."""
-    if has_rich():
-        _print_rich_table(out, title, columns, rows, right, width)
-        return
-    print(title, file=out)
+    width: int | None = None,
+    drop: Sequence[str] = (),
+    wrap: Sequence[str] | None = None,
+) -> list[str]:
+    """A table on ``out`` that fits ``width`` columns (default :func:`terminal_width`): drawn by
+    ``rich`` when installed, else aligned plain text (a base install has no ``rich``).
+
+    Only the ``wrap`` columns (default: prose, any column with a cell of over :data:`PROSE`
+    characters and a space) may wrap; no other cell (an agent label, a figure) is ever cut or
+    wrapped. When the table does not fit, narrower layouts are tried in turn: without the box's
+    outer edge and column rules, then without the ``drop`` columns (dropped in that order), and
+    when even that is too wide, one block of ``column: value`` lines per row, wrapped to the
+    width. No line is ever longer than ``width`` unless a single word is.
+
+    Args:
+        right: right-aligned columns.
+
+    Returns:
+        The columns shown (all of them but the dropped ones).
+    """
+    width = max(MIN_WIDTH, width or terminal_width())
+    wraps = set(wrap) if wrap is not None else {
+        col for i, col in enumerate(columns)
+        if any(len(row[i]) > PROSE and " " in row[i] for row in rows)}
+    for k in range(len(drop) + 1):
+        shown = [col for col in columns if col not in drop[:k]]
+        cells = [[row[columns.index(col)] for col in shown] for row in rows]
+        draw = _rich_table if has_rich() else _plain_table
+        if draw(out, title, shown, cells, right, wraps, width):
+            return shown
+    _print_blocks(out, title, columns, rows, width)
+    return list(columns)
+
+
+def _plain_table(out: TextIO, title: str, columns: Sequence[str], rows: Sequence[Sequence[str]],
+                 right: Sequence[str], wraps: set[str], width: int) -> bool:
+    """Prints the table as aligned plain text within ``width`` (the ``wraps`` columns wrapped
+    to share what the others leave); ``False`` (nothing printed) when it cannot fit."""
     widths = [max([len(col), *(len(row[i]) for row in rows)]) for i, col in enumerate(columns)]
+    free = width - 2 * (len(columns) - 1) - sum(
+        w for col, w in zip(columns, widths) if col not in wraps)
+    wrapped = [i for i, col in enumerate(columns) if col in wraps]
+    if wrapped:
+        need = {i: max(len(word) for row in rows for word in [columns[i], *row[i].split()])
+                for i in wrapped}
+        if free < sum(need.values()):
+            return False
+        want = sum(widths[i] for i in wrapped)
+        if want > free:  # share the room in proportion to each column's widest cell
+            for i in wrapped:
+                widths[i] = max(need[i], free * widths[i] // want)
+    elif free < 0:
+        return False
 
-    def line(cells: Sequence[str]) -> str:
-        parts = [cell.rjust(w) if col in right else cell.ljust(w)
-                 for col, cell, w in zip(columns, cells, widths)]
-        return "  ".join(parts).rstrip()
+    def lines(cells: Sequence[str]) -> list[str]:
+        parts = [textwrap.wrap(cell, widths[i], break_long_words=False) or [""]
+                 if columns[i] in wraps else [cell] for i, cell in enumerate(cells)]
+        out = []
+        for j in range(max(map(len, parts))):
+            texts = [part[j] if j < len(part) else "" for part in parts]
+            out.append("  ".join(t.rjust(w) if col in right else t.ljust(w)
+                                 for col, t, w in zip(columns, texts, widths)).rstrip())
+        return out
 
-    print(line(columns), file=out)
-    print("  ".join("-" * w for w in widths), file=out)
+    text = [*textwrap.wrap(title, width), *lines(columns), "  ".join("-" * w for w in widths)]
     for row in rows:
-        print(line(row), file=out)
-    print(file=out)
+        text += lines(row)
+    print("\n".join(text), end="\n\n", file=out)
+    return True
 
 
-def _print_rich_table(out: TextIO, title: str, columns: Sequence[str],
-                      rows: Sequence[Sequence[str]], right: Sequence[str], width: int) -> None:
-    """:func:`print_table` drawn by ``rich``: a column that is not prose is ``no_wrap`` with
-    the width of its longest cell, on a console at least as wide as the table's minimum."""
+def _rich_table(out: TextIO, title: str, columns: Sequence[str], rows: Sequence[Sequence[str]],
+                right: Sequence[str], wraps: set[str], width: int) -> bool:
+    """Prints the table drawn by ``rich`` within ``width``: with its box when that fits, else
+    without the outer edge and the column rules; ``False`` (nothing printed) when neither
+    fits. A column that does not wrap is ``no_wrap`` with the width of its longest cell."""
+    from rich import box
     from rich.cells import cell_len
     from rich.console import Console
-    from rich.measure import Measurement
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=title)
-    for i, col in enumerate(columns):
-        cells = [row[i] for row in rows]
-        keep = not any(len(cell) > PROSE and " " in cell for cell in cells)
-        table.add_column(Text(col), justify="right" if col in right else "left", no_wrap=keep,
-                         min_width=max(map(cell_len, cells), default=0) if keep else None)
+    for style in ({}, {"box": box.SIMPLE_HEAD, "show_edge": False, "pad_edge": False}):
+        table = Table(title=title, **style)  # type: ignore[arg-type]
+        for i, col in enumerate(columns):
+            keep = col not in wraps
+            texts = [col, *(row[i] for row in rows)]
+            if not keep:  # a wrapped cell still never cuts a word
+                texts = [word for text in texts for word in text.split()]
+            table.add_column(Text(col), justify="right" if col in right else "left",
+                             no_wrap=keep, min_width=max(map(cell_len, texts), default=0))
+        for row in rows:
+            table.add_row(*(Text(cell) for cell in row))
+        # Laid out for ``width`` on a console wide enough that nothing is cropped: a table that
+        # cannot fit then shows as a line longer than ``width`` (rich crops or breaks it else).
+        table.width = width
+        trial = Console(file=io.StringIO(), width=10**4, highlight=False, color_system=None)
+        trial.print(table)
+        if all(cell_len(line) <= width for line in trial.file.getvalue().splitlines()):
+            table.width = None
+            Console(file=out, width=width, highlight=False).print(table)
+            return True
+    return False
+
+
+def _print_blocks(out: TextIO, title: str, columns: Sequence[str],
+                  rows: Sequence[Sequence[str]], width: int) -> None:
+    """The narrowest layout: the title, then per row its first cell and one wrapped
+    ``column: value`` line for each other column."""
+    print_wrapped(out, title, width=width)
     for row in rows:
-        table.add_row(*(Text(cell) for cell in row))
-    console = Console(file=out, width=None if out.isatty() else width, highlight=False)
-    wide = console.options.update_width(10**4)
-    needed = Measurement.get(console, wide, table).minimum
-    if needed > console.width:
-        console = Console(file=out, width=needed, highlight=False)
-    console.print(table)
+        print(file=out)
+        print_wrapped(out, row[0], width=width)
+        for col, cell in zip(columns[1:], row[1:]):
+            print_wrapped(out, f"{col}: {cell}", indent="  ", width=width)
+    print(file=out)
 
 
 def short_labels(labels: Sequence[str], limit: int = 32) -> list[str]:

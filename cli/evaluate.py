@@ -11,10 +11,15 @@ The protocol (:mod:`uno_mk_env.evaluation.protocol`, docs/evaluation.md): the ag
 fixed suite of opponents at 2 and 4 players on fixed, published deals (duplicate deals with
 seat rotation), 10,000 games per line by default. Prints each line as it finishes, then the
 card; writes ``card.json``, ``card.md`` and every line's game records (``games/``) into the
-card's own folder (``--out``, default ``results/evaluate/<agent>``), each file atomically, the
-folder locked while it runs. A folder that holds a card is refused unless ``--force``, which
-replaces the card and removes the records of lines the new card lacks. Needs the ``eval`` extra
-(scipy). Agents that cheat are refused unless ``--allow-cheating`` is given.
+card's own folder (``--out``, default ``results/evaluate/<agent>``), the folder locked while it
+runs. A folder that holds a card is refused unless ``--force``, which replaces the card and
+removes the records of lines the new card lacks. The run writes into a staging folder inside
+``--out`` (``.new-card``) and moves the finished card and its records into place at the end
+(:func:`uno_mk_env.evaluation.protocol.publish`), so whenever the run stops (Ctrl-C, SIGKILL, a
+full disk) the folder holds the old card with its records, or no card: never a card and records
+of different runs. A full disk (or a file-size limit) ends the run with one line and exit code 1.
+Needs the ``eval`` extra (scipy). Agents that cheat are refused unless ``--allow-cheating`` is
+given.
 """
 
 from __future__ import annotations
@@ -29,8 +34,16 @@ from uno_mk_env.agents.base import AgentSpecError
 from uno_mk_env.evaluation import protocol
 from uno_mk_env.evaluation.tournament import MAX_GAMES, OutputLock, check_output_dir, check_sizes
 
-from .common import CLIError, add_rule_args, require, rules_from_args, specs
-from .tournament import progress_wanted
+from .common import (
+    CLIError,
+    add_rule_args,
+    no_space,
+    require,
+    rules_from_args,
+    specs,
+    write_error,
+)
+from .tournament import PROGRESS_HELP, progress_wanted
 
 EXTRA = "eval"
 
@@ -64,8 +77,7 @@ def add_parser(subparsers: Any) -> None:
                    help="admit an agent that sees hidden cards (oracle): a skill-ceiling "
                         "reference, marked as cheating in the card")
     e.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="progress bars (default: when stderr is a terminal and tqdm is "
-                        "installed)")
+                   help=PROGRESS_HELP)
     add_rule_args(e)
     e.epilog = ("--preset / --rule play every line under other rules than the default: a "
                 "deviation from the protocol, recorded in the card")
@@ -137,6 +149,12 @@ def _evaluate(args: argparse.Namespace, out: TextIO, rules: dict[str, Any],
         )
     except AgentSpecError as e:
         raise CLIError(str(e)) from None
+    except OSError as e:
+        if not no_space(e):
+            raise
+        raise write_error(e, out_dir, f"{str(out_dir)!r} is as it was before this run (its "
+                          "files are replaced only once the new card is complete): free space, "
+                          "then run it again") from None
     print(file=out)
     print(protocol.card_markdown(card), file=out)
     print(f"Card written to {out_dir}/: {protocol.CARD_JSON}, {protocol.CARD_MD}, games/",

@@ -17,8 +17,9 @@ from typing import Any, TextIO
 
 from uno_mk_env.agents.ismcts import PPO_PRIORS
 from uno_mk_env.agents.shipped import SHIPPED_PACKAGE, describe, shipped_info, shipped_names
+from uno_mk_env.evaluation.protocol import SEEDS as PROTOCOL_SEEDS
 
-from .common import CLIError, print_table
+from .common import CLIError, print_table, print_wrapped
 
 #: The opponent of the headline figures.
 HEADLINE_OPPONENT = "strategic"
@@ -49,14 +50,28 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     rows = []
     for name in names:
         d = describe(name)
-        rows.append((d["spec"], str(d["players"]), _trained(d), str(d["seed"]),
-                     (d["commit"] or "-")[:7], *headline(d), d["sha256"][:SHA_SHOWN]))
-    columns = ("agent", "players", "trained", "seed", "commit", f"vs {HEADLINE_OPPONENT}",
-               "place", "SHA-256")
-    print_table(out, f"shipped policies (vs {HEADLINE_OPPONENT}: win rate [95% CI], mean place)",
-                columns, rows, right=("players", "seed", "place"))
-    print(f"ismcts:N:prior=ppo searches with ppo:{PPO_PRIORS[2]} as its prior at 2 players and "
-          f"ppo:{PPO_PRIORS[4]} at 3 to 10. 'uno-mk models NAME' shows one in full.", file=out)
+        rate, place, games = headline(d)
+        seed = d["evaluation_seed"]
+        rows.append((d["spec"], str(d["players"]), _trained(d), rate, place, games,
+                     "run" if seed is None and games != "-" else str(seed or "-"),
+                     str(d["seed"]), (d["commit"] or "-")[:7], d["sha256"][:SHA_SHOWN]))
+    columns = ("agent", "players", "trained", f"vs {HEADLINE_OPPONENT}", "place", "games",
+               "on seed", "train seed", "commit", "SHA-256")
+    print_table(out, f"shipped policies: win rate [95% CI] and mean place against "
+                f"{HEADLINE_OPPONENT} at the table size each was trained for",
+                columns, rows, right=("players", "place", "games", "on seed", "train seed"),
+                drop=("SHA-256", "commit", "train seed", "trained"))
+    for text in (
+        f"Each row's figures come from its policy's NAME.json: 'games' duplicate-deal games "
+        f"played on the root seed 'on seed' ('run': the training run's final evaluation, "
+        f"seeded from its training seed). The README and docs/results.md quote the evaluation "
+        f"protocol instead ('uno-mk evaluate': other deals, root seeds "
+        f"{PROTOCOL_SEEDS[2]} and {PROTOCOL_SEEDS[4]}), so their figures differ within the "
+        "intervals.",
+        f"ismcts:N:prior=ppo searches with ppo:{PPO_PRIORS[2]} as its prior at 2 players and "
+        f"ppo:{PPO_PRIORS[4]} at 3 to 10. 'uno-mk models NAME' shows one in full.",
+    ):
+        print_wrapped(out, text)
     return 0
 
 
@@ -72,16 +87,16 @@ def _result(r: dict[str, Any]) -> str:
     return f"win rate {r['win_rate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]{place}"
 
 
-def headline(d: dict[str, Any]) -> tuple[str, str]:
+def headline(d: dict[str, Any]) -> tuple[str, str, str]:
     """The first recorded result against :data:`HEADLINE_OPPONENT` at the trained table size:
-    the win rate with its 95 % interval and the mean place, e.g. ``("0.266 [0.257, 0.275]",
-    "2.47")``; dashes when there is none."""
+    the win rate with its 95 % interval, the mean place and the games, e.g. ``("0.266 [0.257,
+    0.275]", "2.47", "10,000")``; dashes when there is none."""
     for r in d["evaluation"]:
         if r.get("opponent") == HEADLINE_OPPONENT:
             place = r.get("mean_place")
             return (f"{r['win_rate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]",
-                    f"{place:.2f}" if isinstance(place, float) else "-")
-    return ("-", "-")
+                    f"{place:.2f}" if isinstance(place, float) else "-", f"{r['games']:,}")
+    return ("-", "-", "-")
 
 
 def print_details(name: str, out: TextIO) -> None:

@@ -22,8 +22,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     rows = [(name, str(spec.default), spec.allowed.replace("`", "").replace('"', ""),
              spec.doc.replace("`", "")) for name, spec in OPTIONS.items()]
     print_table(out, "rule options (--rule KEY=VALUE)", ("option", "default", "allowed",
-                                                         "meaning"), rows, width=140)
+                                                         "meaning"), rows,
+                wrap=("allowed", "meaning"))
     presets = [(name, ", ".join(f"{k}={v!r}" for k, v in opts.items()) or "(all defaults)")
                for name, opts in PRESETS.items()]
-    print_table(out, "presets (--preset NAME)", ("preset", "options"), presets, width=140)
+    print_table(out, "presets (--preset NAME)", ("preset", "options"), presets,
+                wrap=("options",))
     return 0

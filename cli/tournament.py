@@ -7,23 +7,30 @@
 
 Finished games are journaled in the ``--out`` folder as they complete (``journal.jsonl``); after
 an interruption the same command with ``--resume`` plays only the missing games and writes the
-same results. The folder is locked for the run (a second run into it is refused) and every
-result file is written atomically.
+same results. A folder holding an interrupted tournament is refused without ``--resume`` (finish
+it) or ``--restart`` (discard its games and start afresh). The folder is locked for the run (a
+second run into it is refused) and every result file is written atomically. A full disk (or a
+file-size limit) ends the run with one line and exit code 1: the journal keeps every game
+finished before it, and ``--resume`` carries on once there is space.
 
-Needs the ``eval`` extra (scipy: confidence intervals and the Plackett–Luce rating fit); without
-it the command ends with one line naming it. matplotlib (the PNG plot), tqdm (the progress bar)
-and rich (drawn tables) are used when installed and skipped otherwise.
+Progress goes to stderr with the rate and the time left: a bar on a terminal, a plain line
+every few seconds in a log (``--no-progress``: none). Needs the ``eval`` extra (scipy:
+confidence intervals and the Plackett–Luce rating fit); without it the command ends with one
+line naming it. matplotlib (the PNG plot), tqdm (the progress bar) and rich (drawn tables) are
+used when installed and skipped otherwise.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from uno_mk_env.errors import quote
+from uno_mk_env.evaluation.journal import journaled_games, unfinished
+from uno_mk_env.evaluation.progress import INTERVAL
 from uno_mk_env.evaluation.tournament import (
     DEFAULT_MAX_STEPS,
     FILE_NAMES,
@@ -37,6 +44,7 @@ from uno_mk_env.evaluation.tournament import (
     check_output_dir,
     check_sizes,
     entrant_labels,
+    leaderboard_legend,
     make_rules,
     run_tournament,
 )
@@ -47,18 +55,24 @@ from .common import (
     add_rule_args,
     check_agents,
     importable,
+    no_space,
     players,
     print_table,
+    print_wrapped,
     require,
     rules_from_args,
     short_labels,
     specs,
+    write_error,
 )
 
 #: What a tournament cannot do without (the ``eval`` extra): confidence intervals and ratings.
 NEEDS = ("scipy",)
 EXTRA = "eval"
 LABEL_LIMIT = 32  #: longer agent labels are shortened from the left in tables and the plot
+#: ``--progress``'s help, the same for every command that plays many games.
+PROGRESS_HELP = (f"progress on stderr with the rate and the time left (default: on): a bar on a "
+                 f"terminal with tqdm, else a line every {INTERVAL:.0f} s")
 
 
 def add_parser(subparsers: Any) -> None:
@@ -81,6 +95,9 @@ def add_parser(subparsers: Any) -> None:
     t.add_argument("--resume", action="store_true",
                    help=f"continue the interrupted tournament in --out from its {JOURNAL_FILE} "
                         "(give the same arguments): the result equals an uninterrupted run's")
+    t.add_argument("--restart", action="store_true",
+                   help="start afresh in an --out that holds an interrupted tournament, "
+                        "discarding its journaled games (refused without --restart or --resume)")
     t.add_argument("--no-duplicate", action="store_true",
                    help="a fresh deal for every game instead of replaying each deal per seat "
                         "rotation")
@@ -96,11 +113,14 @@ def add_parser(subparsers: Any) -> None:
     t.add_argument("--no-plot", action="store_true",
                    help="do not write the PNG plot (never written without matplotlib)")
     t.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="progress bar (default: when stderr is a terminal and tqdm is installed)")
+                   help=PROGRESS_HELP)
     add_rule_args(t)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    if args.resume and args.restart:
+        raise CLIError("--resume finishes the tournament in --out and --restart discards it: "
+                       "give one of them")
     agent_specs = specs(args.agents, "--agents")
     rules = rules_from_args(args.preset, args.rule, args.rounds_to_500)
     n = players(args.players, rules, min(max(len(agent_specs), MIN_PLAYERS), MAX_PLAYERS))
@@ -124,27 +144,58 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     # before playing: a bad --out must not cost the results
     check_output_dir(out_dir, [*FILE_NAMES.values(), JOURNAL_FILE,
                                *([REPLAYS_FILE] if args.replays else [])])
+    journal = out_dir / JOURNAL_FILE
     with OutputLock(out_dir, "tournament"):  # one run per folder; released if this one dies
-        result = run_tournament(
-            agent_specs, n, args.games, seed=args.seed, rules=rules,
-            duplicate=not args.no_duplicate, workers=args.workers,
-            progress=progress_wanted(args.progress), max_steps=args.max_steps,
-            allow_cheating=args.allow_cheating,
-            replays=args.replays, journal=out_dir / JOURNAL_FILE, resume=args.resume,
-        )
-        print_leaderboard(result, out)
-        paths = save(result, out_dir, plot=not args.no_plot, out=out)
-    print(f"Results written to {out_dir}/: {', '.join(p.name for p in paths.values())}"
-          f" (and the journal {JOURNAL_FILE})", file=out)
+        if not (args.resume or args.restart):
+            refuse_an_interrupted_tournament(out_dir)
+        try:
+            result = run_tournament(
+                agent_specs, n, args.games, seed=args.seed, rules=rules,
+                duplicate=not args.no_duplicate, workers=args.workers,
+                progress=progress_wanted(args.progress), max_steps=args.max_steps,
+                allow_cheating=args.allow_cheating,
+                replays=args.replays, journal=journal, resume=args.resume,
+            )
+            print_leaderboard(result, out)
+            paths = save(result, out_dir, plot=not args.no_plot, out=out)
+        except OSError as e:
+            if not no_space(e):
+                raise
+            raise write_error(e, out_dir, _what_is_kept(journal)) from None
+    print_wrapped(out, f"Results written to {out_dir}/: "
+                  f"{', '.join(p.name for p in paths.values())} (and the journal {JOURNAL_FILE})")
     return 0
 
 
+def refuse_an_interrupted_tournament(out_dir: Path) -> None:
+    """Finished games are never thrown away silently: an interrupted tournament's journal in
+    ``out_dir`` (:func:`~uno_mk_env.evaluation.journal.unfinished`) is refused.
+
+    Raises:
+        CLIError: naming the folder, what its journal holds, ``--resume`` and ``--restart``.
+    """
+    held = unfinished(out_dir / JOURNAL_FILE, out_dir / FILE_NAMES["json"])
+    if held:
+        raise CLIError(f"{quote(str(out_dir), 160)} holds an interrupted tournament ({held} in "
+                       f"{JOURNAL_FILE}): pass --resume to finish it (with the same arguments), "
+                       "or --restart to discard it and start afresh")
+
+
+def _what_is_kept(journal: Path) -> str:
+    """After a write that found no space: what the journal keeps and how to carry on."""
+    counts = journaled_games(journal)
+    if counts is None:
+        return "no game was kept: free space, then run the same command again"
+    games, total = counts
+    return (f"the {games:,} finished games of {total:,} are kept in {JOURNAL_FILE}: free space, "
+            "then run the same command with --resume")
+
+
 def progress_wanted(asked: bool | None) -> bool:
-    """A progress bar when asked (``--progress``) or, by default, when stderr is a terminal:
-    tqdm redraws its line with carriage returns, which piles up in a log file. Never without
-    tqdm."""
-    wanted = asked if asked is not None else sys.stderr.isatty()
-    return bool(wanted) and importable("tqdm")
+    """Progress unless ``--no-progress``: a bar on a terminal (with tqdm), else a plain line
+    every few seconds (:class:`~uno_mk_env.evaluation.progress.Progress`), so that a log of a
+    long run says how far it got and how long it has left."""
+    return True if asked is None else asked
 
 
 def run_name(agent_specs: Sequence[str], players: int, seed: int, match: str) -> str:
@@ -208,22 +259,31 @@ def cell(key: str, row: dict[str, Any]) -> str:
     return text
 
 
+#: Leaderboard columns a narrow terminal drops, first to last (the rank is the row order, the
+#: reward follows from the win rate, the counts from the title): win rate and rating stay.
+NARROW_DROPS = ("rank", "mean_reward", "games", "wins", "points_per_round", "mean_place")
+
+
 def print_leaderboard(result: TournamentResult, out: TextIO) -> None:
-    """The leaderboard and head-to-head tables (drawn by rich when installed, else plain), then
-    the result's notes and outcomes. Agent labels longer than :data:`LABEL_LIMIT` are shortened
-    from the left, keeping what tells them apart."""
+    """The leaderboard and head-to-head tables (drawn by rich when installed, else plain; both
+    fit the terminal, :func:`~uno_mk_env.cli.common.print_table`), then the legend of the
+    columns shown, the result's notes, why the rating orders the entrants otherwise than the
+    win rate when it does (:func:`ranking_note`), and the outcomes. Agent labels longer than
+    :data:`LABEL_LIMIT` are shortened from the left, keeping what tells them apart."""
     c = result.config
     short = dict(zip(result.entrants, short_labels(result.entrants, LABEL_LIMIT)))
     title = (f"{c['num_players']} players · {c['games']} games"
              f"{' · duplicate deals' if c['duplicate'] else ''} · seed {c['seed']} · "
              f"match={c['rules']['match']} · sorted by win rate")
     columns = leaderboard_columns()
+    header = dict(columns)
     board = result.leaderboard()
     rows = [[short[r["agent"]] if key == "agent" else cell(key, r) for key, _ in columns]
             for r in board]
-    headers = [header for _, header in columns]
-    print_table(out, title, headers, rows,
-                right=[h for (key, h) in columns if key != "agent"])
+    headers = [h for _, h in columns]
+    shown = print_table(out, title, headers, rows,
+                        right=[h for (key, h) in columns if key != "agent"],
+                        drop=[header[key] for key in NARROW_DROPS if key in header])
     h2h = result.head_to_head()
     order = [result.entrants.index(r["agent"]) for r in board]
     if len(order) <= 10:
@@ -235,14 +295,43 @@ def print_leaderboard(result: TournamentResult, out: TextIO) -> None:
         ]
         print_table(out, "head-to-head: row placed ahead of column", ["", *names], cells,
                     right=names)
-    from uno_mk_env.evaluation.tournament import leaderboard_legend
-
     print("columns:", file=out)
     for line in leaderboard_legend():
-        print(f"  {line}", file=out)
-    for note in getattr(result, "notes", list)():
-        print(f"note: {note}", file=out)
+        if line.split(": ", 1)[0] in shown:
+            print_wrapped(out, line, indent="  ")
+    hidden = [h for h in headers if h not in shown]
+    if hidden:
+        print_wrapped(out, f"not shown at this width: {', '.join(hidden)} (a wider terminal "
+                      "or COLUMNS shows them)", indent="  ")
+    notes = [*getattr(result, "notes", list)(), *filter(None, [ranking_note(board, short)])]
+    for note in notes:
+        print_wrapped(out, f"note: {note}")
     o = result.outcomes()
-    print(f"{o['win']} games won, {o['no_winner']} without winner (stalemate), "
-          f"{o['capped']} stopped at the step cap; {result.elapsed:.1f} s with "
-          f"{result.workers} worker(s)", file=out)
+    print_wrapped(out, f"{o['win']} games won, {o['no_winner']} without winner (stalemate), "
+                  f"{o['capped']} stopped at the step cap; {result.elapsed:.1f} s with "
+                  f"{result.workers} worker(s)")
+
+
+def ranking_note(board: Sequence[dict[str, Any]], names: dict[str, str] | None = None
+                 ) -> str | None:
+    """Why the leaderboard, sorted by win rate, puts an entrant above one with a higher rating,
+    or ``None`` when the two orders agree: the first such pair, in words (the rating and the
+    mean place count every finishing place, the win rate only first places).
+
+    Args:
+        board: the leaderboard's rows, in its order (``TournamentResult.leaderboard()``).
+        names: display names of the entrants (default: their labels).
+    """
+    names = names or {}
+    for i, a in enumerate(board):
+        for b in board[i + 1:]:
+            if b["rating"] > a["rating"] and b["win_rate"] < a["win_rate"]:
+                na, nb = (names.get(r["agent"], r["agent"]) for r in (a, b))
+                place = (f" and a better mean place ({b['mean_place']:.2f} against "
+                         f"{a['mean_place']:.2f})" if b["mean_place"] < a["mean_place"] else "")
+                return (f"sorted by win rate, the share of games won: {na} wins more often than "
+                        f"{nb} ({a['win_rate']:.3f} against {b['win_rate']:.3f}), but {nb} has "
+                        f"the higher rating ({b['rating']:.2f} against {a['rating']:.2f}){place}: "
+                        "the rating and the mean place count every finishing place, not only "
+                        f"first places, and {nb} places better when it does not win")
+    return None

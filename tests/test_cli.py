@@ -409,7 +409,11 @@ def test_demo_in_a_log_has_no_progress_bar(capsys) -> None:
     assert demo_main(["--games", "8", "--workers", "1"]) == 0
     captured = capsys.readouterr()
     assert "\r" not in captured.err and "\r" not in captured.out
-    assert "no progress bar" in captured.out and "win rate" in captured.out
+    assert "win rate" in captured.out
+    # a log gets plain progress lines instead: the games to play, then the count, time and rate
+    assert captured.err.splitlines()[0] == "demo: 8 games to play"
+    assert re.fullmatch(r"demo: 8 games in \d+ s \([\d.,]+ games/s\)",
+                        captured.err.splitlines()[-1])
     assert "ppo:ppo_4p" in captured.out  # the shipped agent plays (tests/test_packaging.py)
 
 
@@ -426,13 +430,16 @@ def test_short_labels_keep_what_tells_long_labels_apart() -> None:
 
 def _leaderboard_agents(out: str) -> list[str]:
     """The agent cell of each row of the leaderboard (the first table) of ``uno-mk
-    tournament``'s output, drawn by rich or as plain text."""
+    tournament``'s output, drawn by rich or as plain text (whichever columns fit)."""
     lines = out.split("head-to-head")[0].splitlines()
     if any(line.startswith("┃") for line in lines):  # rich: │ rank │ agent │ ...
-        return [line.split("│")[2].strip() for line in lines if line.startswith("│")]
+        header = next(line for line in lines if line.startswith("┃"))
+        col = [c.strip() for c in header.split("┃")].index("agent")
+        return [line.split("│")[col].strip() for line in lines if line.startswith("│")]
     dashes = next(i for i, line in enumerate(lines) if line.startswith("-"))
+    col = re.split(r"\s{2,}", lines[dashes - 1].strip()).index("agent")
     rows = itertools.takewhile(str.strip, lines[dashes + 1:])
-    return [re.split(r"\s{2,}", row.strip())[1] for row in rows]
+    return [re.split(r"\s{2,}", row.strip())[col] for row in rows]
 
 
 def _plot_clashes(fig) -> list[tuple[str, str]]:
@@ -481,6 +488,7 @@ def test_two_checkpoints_with_long_paths_are_told_apart_in_table_and_plot(
 
     if drawn_by == "plain":
         monkeypatch.setitem(sys.modules, "rich", None)
+    monkeypatch.setenv("COLUMNS", "120")  # the whole table (narrower ones: test_tournament_cli)
     model = Path(__file__).resolve().parents[1] / "models" / "ppo_2p.npz"
     deep = tmp_path / "experiments" / "a_long_folder_name_for_the_runs" / "of_this_week"
     specs = []

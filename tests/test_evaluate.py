@@ -117,8 +117,9 @@ def test_card_records_what_a_paper_must_quote(tmp_path: Path) -> None:
     assert card["rules"]["4"] == Rules(num_players=4).to_dict()
     assert card["seeds"]["2"]["root_seed"] == SEEDS[2]
     assert card["command"] == "uno-mk evaluate greedy --games 8"
-    assert any("8 games per line" in d for d in card["protocol"]["deviations"])
-    assert any("opponents random, strategic" in d for d in card["protocol"]["deviations"])
+    assert "8 games per line (the protocol plays 10,000)" in card["protocol"]["deviations"]
+    assert any(d.startswith("only against random and strategic (the protocol plays random, ")
+               for d in card["protocol"]["deviations"])
     assert not card["cheats"]
     md = (tmp_path / protocol.CARD_MD).read_text()
     for text in (f"version {PROTOCOL_VERSION}", f"uno-mk-env {PACKAGE_VERSION}", "root 14002",
@@ -129,6 +130,29 @@ def test_card_records_what_a_paper_must_quote(tmp_path: Path) -> None:
         for key in ("win_rate", "mean_place", "points_per_round", "ahead"):
             stat = line[key]
             assert stat["ci_low"] <= stat["value"] <= stat["ci_high"], (line["name"], key)
+
+
+@pytest.mark.parametrize(("counts", "phrase"), [
+    ((2,), "played at 2 players only (the protocol also plays 4)"),
+    ((4,), "played at 4 players only (the protocol also plays 2)"),
+    ((3,), "played at 3 players (the protocol plays 2 and 4)"),
+    ((2, 3, 4), "played at 2, 3 and 4 players (the protocol plays 2 and 4)"),
+])
+def test_the_cards_deviations_read_as_english(counts, phrase) -> None:
+    """Issue 34: the card said "player counts 2 instead of 2, 4"."""
+    assert protocol.deviations(counts, DEFAULT_GAMES, None, {}) == [phrase]
+    assert protocol.deviations((2, 4), DEFAULT_GAMES, None, {}) == []
+    assert protocol.deviations((2, 4), DEFAULT_GAMES, ["oracle"], {})[0].startswith(
+        "against oracle (the protocol plays random, greedy, strategic, ismcts:100 and ")
+
+
+def test_the_shipped_cards_say_their_deviations_in_english() -> None:
+    """The cards in models/cards/ are what the current code writes for their JSON."""
+    for path in sorted((ROOT / "models" / "cards").glob("*.json")):
+        card = json.loads(path.read_text())
+        assert path.with_suffix(".md").read_text() == protocol.card_markdown(card), path.name
+        assert not any("instead of 2, 4" in d for d in card["protocol"]["deviations"])
+        assert "players only (the protocol also plays" in card["protocol"]["deviations"][0]
 
 
 def test_the_suite_and_the_search_line() -> None:
@@ -269,8 +293,8 @@ def test_other_rules_are_a_recorded_deviation_that_the_games_play(tmp_path: Path
     options = {"w4_strict": True, "uno": "off", "uno_penalty": 4}
     assert card["rule_options"] == options
     assert card["command"].endswith("--preset strict --rule uno_penalty=4")
-    assert "rules w4_strict=True, uno=off, uno_penalty=4 instead of the default rules" in (
-        card["protocol"]["deviations"])
+    assert ("under the rules w4_strict=True, uno=off, uno_penalty=4 (the protocol plays the "
+            "default rules)") in card["protocol"]["deviations"]
     for n in (2, 4):
         assert card["rules"][str(n)] == Rules(num_players=n, **options).to_dict()
         games = json.loads((out_dir / "games" / f"{n}p_vs_strategic.json").read_text())
