@@ -488,7 +488,7 @@ def test_two_checkpoints_with_long_paths_are_told_apart_in_table_and_plot(
 
     if drawn_by == "plain":
         monkeypatch.setitem(sys.modules, "rich", None)
-    monkeypatch.setenv("COLUMNS", "120")  # the whole table (narrower ones: test_tournament_cli)
+    monkeypatch.setenv("COLUMNS", "200")  # the whole boxed table, every column shown
     model = Path(__file__).resolve().parents[1] / "models" / "ppo_2p.npz"
     deep = tmp_path / "experiments" / "a_long_folder_name_for_the_runs" / "of_this_week"
     specs = []
