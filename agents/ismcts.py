@@ -23,10 +23,13 @@ played. Each iteration:
    aligned across determinizations.
 3. **Expand** one action legal here that has no child yet (the ``strategic`` agent's choice
    first at the root, else in the order of the default policy's preference).
-4. **Simulate** with the default policy :func:`rollout_action` for every seat until the round
+4. **Simulate** with the default policy
+   (:func:`~uno_mk_env.agents.ismcts_playout.rollout_action`) for every seat until the round
    ends or ``max_depth`` (4) decisions were played; at the cap the outcome is scored by a
-   conditional-logit model of who wins (:func:`_logit_rewards`: hand size, wilds, action cards,
-   colours held and turn, fitted on ``strategic`` self-play, :func:`fit_leaf_weights`).
+   conditional-logit model of who wins
+   (:func:`~uno_mk_env.agents.ismcts_playout.logit_rewards`: hand size, wilds, action cards,
+   colours held and turn, fitted on ``strategic`` self-play,
+   :func:`~uno_mk_env.agents.ismcts_playout.fit_leaf_weights`).
 5. **Back up** :func:`uno_mk_env.rewards.win_reward` (the winner ``+1``, every other seat
    ``-1/(N-1)``, ``0`` without a winner) for the deciding seat of every node on the path, and
    count one visit each.
@@ -59,351 +62,39 @@ from __future__ import annotations
 
 import math
 import random
-import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
-from typing import Any
 
 import numpy as np
 
-from uno_mk_env import Game, PlayerView, Rules
+from uno_mk_env import Game, PlayerView
 from uno_mk_env import actions as A
-from uno_mk_env.cards import COLOUR_OF, SKIP, W4, WB
-from uno_mk_env.legality import held_mask, w4_is_legal
+from uno_mk_env.cards import COLOUR_OF
+from uno_mk_env.observation import action_mask as mask_of
+from uno_mk_env.observation import encode
 from uno_mk_env.phases import Phase
 from uno_mk_env.rewards import expected_win_rewards, win_reward
 
-from .base import Agent, AgentSpecError, register
-from .rule_based import StrategicAgent, _uno_reflex, legal_ids
+from .base import Agent, register
+from .ismcts_params import (
+    DEFAULT_SIMULATIONS,
+    PPO_PRIORS,
+    SPEC_LIMITS,
+    SPEC_OPTIONS,
+    SearchParams,
+    parse_spec,
+)
+from .ismcts_playout import LOGIT_WEIGHTS, fit_leaf_weights, logit_rewards, rollout_action
+from .ppo import PPOAgent
+from .rule_based import StrategicAgent
+from .shipped import shipped_path
+from .view_reading import legal_ids, uno_reflex
 
+# Re-exported: callers import these from here (the settings, the spec, the leaf model's fit).
 __all__ = [
-    "DEFAULT_SIMULATIONS", "ISMCTSAgent", "LOGIT_WEIGHTS", "SearchParams", "SPEC_LIMITS",
-    "SPEC_OPTIONS",
-    "fit_leaf_weights", "leaf_features", "parse_spec", "rollout_action",
+    "DEFAULT_SIMULATIONS", "ISMCTSAgent", "LOGIT_WEIGHTS", "PPO_PRIORS", "SPEC_LIMITS",
+    "SPEC_OPTIONS", "SearchParams", "fit_leaf_weights", "parse_spec",
 ]
-
-#: Iterations per decision of the plain ``ismcts`` spec.
-DEFAULT_SIMULATIONS = 100
-
-
-def _most_held_colour(hand: bytes | bytearray | list[int]) -> int:
-    counts = [sum(hand[0:13]), sum(hand[13:26]), sum(hand[26:39]), sum(hand[39:52])]
-    return counts.index(max(counts))
-
-
-def rollout_action(g: Game, rnd: random.Random, epsilon: float = 0.1) -> int:
-    """The default (rollout) policy: a fast, slightly randomised ``greedy``-like player.
-
-    It reads the *sampled* game's internals directly (a determinization the searcher owns, so no
-    real hidden state), skipping :class:`~uno_mk_env.PlayerView` construction: rollouts are the
-    search's hot loop. Always catch and call UNO; play rather than draw; among coloured cards
-    prefer the colour held most (a follow-up next turn) and Skip/Reverse/Draw Two when they
-    count (two players: a second move; otherwise: the next player is on one or two cards), with
-    probability ``epsilon`` a random coloured card instead (so rollouts do not all follow one
-    line); wilds last (WB, then a legal W4; never bluff), except a W4 against a next player on
-    one or two cards; play a drawn card; name the most-held colour; shell the smallest hand;
-    accept every W4 (no rollout player bluffs, so a challenge would always fail).
-    """
-    legal = g.legal_action_ids()
-    if len(legal) == 1:
-        return legal[0]
-    if legal[-1] >= A.CALL_UNO:  # CALL_UNO / CATCH_UNO come last in the ids
-        return A.CATCH_UNO if A.CATCH_UNO in legal else A.CALL_UNO
-    phase = g.phase
-    if phase == Phase.PLAY:
-        return _rollout_play(g, legal, rnd, epsilon)
-    if phase == Phase.PLAY_DRAWN:
-        return legal[0]  # the drawn card (the smallest id; KEEP is 55)
-    if phase == Phase.CHOOSE_COLOUR:
-        return A.COLOUR_BASE + _most_held_colour(g.hands[g.current_player])
-    if phase == Phase.CHOOSE_TARGET:
-        return A.TARGET_BASE + _smallest_hand_offset(g) - 1
-    if phase == Phase.CHALLENGE:
-        return A.ACCEPT
-    return legal[0]
-
-
-def _rollout_play(g: Game, legal: Sequence[int], rnd: random.Random, epsilon: float) -> int:
-    """:func:`rollout_action` in the play phase: a W4 against a next player on one or two cards,
-    else a coloured card (:func:`_rollout_coloured`), else WB, else an honest W4, else draw."""
-    p = g.current_player
-    hand = g.hands[p]
-    n = g.num_players
-    threat = g.sizes[(p + g.direction) % n] <= 2
-    if threat and W4 in legal and _honest_w4(g, hand):
-        return W4
-    coloured = [a for a in legal if a < W4]
-    if coloured:
-        return _rollout_coloured(coloured, hand, rnd, epsilon,
-                                 2.0 if (n == 2 or threat) else 0.0)
-    if WB in legal:
-        return WB
-    if W4 in legal and _honest_w4(g, hand):
-        return W4
-    return A.DRAW
-
-
-def _rollout_coloured(coloured: list[int], hand: bytearray, rnd: random.Random, epsilon: float,
-                      action_bonus: float) -> int:
-    """The coloured card :func:`rollout_action` plays: with probability ``epsilon`` a random one,
-    else the one of the colour held most, ``action_bonus`` added for Skip/Reverse/Draw Two (ties
-    broken by a random jitter of up to 0.5)."""
-    if len(coloured) == 1:
-        return coloured[0]
-    if rnd.random() < epsilon:
-        return coloured[rnd.randrange(len(coloured))]
-    best, best_key = coloured[0], -1.0
-    for k in coloured:
-        b = 13 * COLOUR_OF[k]
-        key = sum(hand[b:b + 13]) + rnd.random() * 0.5
-        if k - b >= SKIP:
-            key += action_bonus
-        if key > best_key:
-            best, best_key = k, key
-    return best
-
-
-def _smallest_hand_offset(g: Game) -> int:
-    """How many seats after the current player (in seat order, 1 to N-1) the smallest hand sits
-    (the first such seat on ties): the Green Shell's target in :func:`rollout_action`."""
-    n = g.num_players
-    p = g.current_player
-    sizes = g.sizes
-    return min(range(1, n), key=lambda j: sizes[(p + j) % n])
-
-
-#: Weights of :func:`_logit_rewards` by table size (2, or more), in the order of
-#: :func:`leaf_features`. Maximum-likelihood fits of the eventual winner on positions of
-#: ``strategic`` self-play: ``fit_leaf_weights(2)`` and ``fit_leaf_weights(4)``, rounded.
-LOGIT_WEIGHTS = {
-    2: (-0.678, 1.084, 0.387, 0.132, -0.203, 0.043, -0.043),
-    4: (-1.293, 0.762, 0.594, 0.066, -0.014, 0.154, 0.038),
-}
-
-
-def leaf_features(g: Game, s: int) -> tuple[float, ...]:
-    """Seat ``s``'s features for the cut-off model: log hand size, W4s, WBs, Skip/Reverse/Draw
-    Two cards, colours held, deciding now, deciding next (1 or 0)."""
-    h = g.hands[s]
-    actions = colours = 0
-    for b in (0, 13, 26, 39):
-        actions += h[b + 10] + h[b + 11] + h[b + 12]
-        if any(h[b:b + 13]):
-            colours += 1
-    dist = (s - g.current_player) * g.direction % g.num_players
-    return (math.log(max(g.sizes[s], 1)), h[W4], h[WB], actions, colours, float(dist == 0),
-            float(dist == 1))
-
-
-def _logit_rewards(g: Game) -> list[float]:
-    """Expected reward of every seat of a cut-off simulation: ``P(seat s wins) ∝ exp(w · f_s)``
-    (:data:`LOGIT_WEIGHTS`, :func:`leaf_features`), as an expected reward
-    (:func:`~uno_mk_env.rewards.expected_win_rewards`)."""
-    n = g.num_players
-    w = LOGIT_WEIGHTS[2 if n == 2 else 4]
-    scores = [sum(a * b for a, b in zip(w, leaf_features(g, s))) for s in range(n)]
-    top = max(scores)
-    return expected_win_rewards([math.exp(x - top) for x in scores])
-
-
-def fit_leaf_weights(num_players: int, games: int = 1500, seed: int | None = None,
-                     sample: float = 0.15) -> tuple[float, ...]:
-    """Fits :data:`LOGIT_WEIGHTS` for ``num_players``: ``games`` games of ``strategic`` self-play
-    (game seeds ``seed * 100000 + i``, ``seed`` defaulting to ``7 + num_players``), each
-    decision's position kept with probability ``sample``, labelled with the game's winner; a
-    conditional-logit maximum-likelihood fit (Newton, a 1e-3 ridge) of ``P(winner = s) ∝
-    exp(w · leaf_features(s))``."""
-    seed = 7 + num_players if seed is None else seed
-    rng = np.random.default_rng(seed)
-    xs, ys = [], []
-    for i in range(games):
-        # Not uno_mk_env.seeding.derive_seed: LOGIT_WEIGHTS were fitted on these game seeds
-        # (test_ismcts reproduces them exactly); other deals would change the constants.
-        g = Game(Rules(num_players=num_players), seed=seed * 100000 + i)
-        agents = [StrategicAgent(s) for s in range(num_players)]
-        kept = []
-        while not g.game_over and g.num_steps < 3000:
-            if rng.random() < sample:
-                kept.append([leaf_features(g, s) for s in range(num_players)])
-            p = g.current_player
-            g.step(agents[p].act(None, None, g.view(p)))
-        if g.winner is not None:
-            xs += kept
-            ys += [g.winner] * len(kept)
-    x, y = np.array(xs, dtype=float), np.array(ys)
-    m, _, d = x.shape
-    w = np.zeros(d)
-    for _ in range(50):
-        sc = x @ w
-        prob = np.exp(sc - sc.max(axis=1, keepdims=True))
-        prob /= prob.sum(axis=1, keepdims=True)
-        mean = (prob[:, :, None] * x).sum(axis=1)
-        grad = (x[np.arange(m), y] - mean).sum(axis=0) - 1e-3 * w
-        hess = np.einsum("ms,msd,mse->de", prob, x, x) - mean.T @ mean + 1e-3 * np.eye(d)
-        step = np.linalg.solve(hess, grad)
-        w += step
-        if np.abs(step).max() < 1e-9:
-            break
-    return tuple(round(float(v), 3) for v in w)
-
-
-def _honest_w4(g: Game, hand: bytearray) -> bool:
-    """R6.1 on the sampled hand: no card of the active colour, and no WB when that counts."""
-    return w4_is_legal(held_mask(hand), g.colour, g.rules.item_box_counts_for_w4)
-
-
-# ------------------------------------------------------------------------------ parameters
-@dataclass(frozen=True)
-class SearchParams:
-    """The search's settings (spec options in brackets, see :data:`SPEC_OPTIONS`).
-
-    Attributes:
-        simulations: iterations per decision when ``milliseconds`` is ``None``.
-        milliseconds: wall-clock search time per decision instead (not reproducible) [ms].
-        exploration: UCB1 constant ``c``; rewards lie in ``[-1/(N-1), 1]`` [c].
-        max_depth: default-policy decisions per simulation before it is scored by the
-            ``value`` model; ``0``: play every simulation to the end of the round [depth].
-        epsilon: randomness of the default policy (:func:`rollout_action`) [eps].
-        prior_bonus: added at the root to the UCB value of the prior's choice [bonus].
-        prior: whose choice gets the bonus: ``"strategic"`` (the rule agent) or ``"ppo"`` (the
-            shipped PPO policy for the table size, :data:`PPO_PRIORS`: ``ppo_2p`` at two
-            players, ``ppo_4p``, trained at four, at three to ten; package data,
-            :mod:`uno_mk_env.agents.shipped`) [prior].
-        significance: ``z`` of the test that lets the search overrule the prior: the most
-            visited root action is played instead of the prior's only if its mean exceeds the
-            prior's by more than ``z`` standard errors of the difference (the prior then gets at
-            least a quarter of the iterations, so that both means are measured); ``0``: no
-            test [z].
-        value: the model that scores a simulation cut off at ``max_depth``: ``"size"``
-            (``P(win) ∝ size ** -k``) or ``"logit"`` (:func:`_logit_rewards`: a conditional
-            logit on hand size, wilds, action cards, colours held and turn) [value].
-        value_exponent: ``k`` of the hand-size model ``P(win) ∝ size ** -k``; ``None``: 0.5 at
-            two players, 1.0 at more (maximum-likelihood fits on games of the rule agents) [k].
-        use_voids: bias determinizations by the ``strategic`` agent's void beliefs [voids].
-        rollout: the default policy: ``"fast"`` (:func:`rollout_action`) or ``"strategic"``
-            (the ``strategic`` agent, without its table memory, for every seat; slower)
-            [rollout].
-        crn: common random numbers at the root: the root action is chosen before the
-            determinization, and the ``m``-th visit of every root action plays the same
-            ``m``-th sampled deal and rollout seed [crn].
-    """
-
-    simulations: int = DEFAULT_SIMULATIONS
-    milliseconds: float | None = None
-    exploration: float = 0.7
-    max_depth: int = 4
-    epsilon: float = 0.1
-    prior_bonus: float = 0.1
-    value_exponent: float | None = None
-    use_voids: bool = True
-    rollout: str = "fast"
-    crn: bool = False
-    prior: str = "strategic"
-    significance: float = 0.0
-    value: str = "logit"
-
-
-#: Values of the string options.
-CHOICES = {"rollout": ("fast", "strategic"), "prior": ("strategic", "ppo"),
-           "value": ("size", "logit")}
-#: The shipped PPO policies (:mod:`uno_mk_env.agents.shipped`) used by ``prior="ppo"``, by
-#: table size: the key 2 at two players, the key 4 at every larger table.
-PPO_PRIORS = {2: "ppo_2p", 4: "ppo_4p"}
-#: Spec option names (``ismcts:200:c=0.5``) and the :class:`SearchParams` field each sets.
-SPEC_OPTIONS = {
-    "c": "exploration", "depth": "max_depth", "eps": "epsilon", "bonus": "prior_bonus",
-    "prior": "prior", "z": "significance", "value": "value",
-    "k": "value_exponent", "voids": "use_voids", "rollout": "rollout",
-    "crn": "crn",
-}
-#: The range (inclusive) of every number a spec or :class:`ISMCTSAgent` takes, by
-#: :class:`SearchParams` field: the budget stops at 100,000 iterations (seconds to a minute per
-#: move) or 60,000 ms per move, so that every move ends.
-SPEC_LIMITS: dict[str, tuple[float, float]] = {
-    "simulations": (1, 100_000), "milliseconds": (1, 60_000), "exploration": (0, 100),
-    "max_depth": (0, 10_000), "epsilon": (0, 1), "prior_bonus": (0, 100),
-    "significance": (0, 100), "value_exponent": (0, 100),
-}
-_SPEC_HELP = ("'ismcts', 'ismcts:N' (N iterations per move, 1-100000), 'ismcts:Tms' (T "
-              "milliseconds per move, 1-60000), optionally followed by :key=value options ("
-              + ", ".join(SPEC_OPTIONS) + "), as in 'ismcts:200' or 'ismcts:100ms:c=0.5'")
-
-
-def _spec_number(name: str, text: str) -> float:
-    """The number ``text`` for the :class:`SearchParams` field ``name``: an int or a float as
-    the field is, within ``SPEC_LIMITS[name]`` (read only up to 20 characters, so Python's
-    integer-string limit is never met).
-
-    Raises:
-        ValueError: (no message) anything else.
-    """
-    is_int = "int" in str({f.name: f.type for f in fields(SearchParams)}[name])
-    if len(text) > 20 or (is_int and not text.isdigit()):
-        raise ValueError
-    value = int(text) if is_int else float(text)
-    low, high = SPEC_LIMITS[name]
-    if not low <= value <= high:  # also NaN
-        raise ValueError
-    return value
-
-
-def _allowed(name: str) -> str:
-    """What the spec option for the field ``name`` takes (for error messages)."""
-    if name in CHOICES:
-        return " or ".join(CHOICES[name])
-    if name not in SPEC_LIMITS:
-        return "0, 1, true or false"
-    kind = "an int" if "int" in str({f.name: f.type for f in fields(SearchParams)}[name]) else (
-        "a number")
-    return f"{kind} from {SPEC_LIMITS[name][0]:g} to {SPEC_LIMITS[name][1]:g}"
-
-
-def parse_spec(arg: str | None) -> SearchParams:
-    """:class:`SearchParams` from the text after ``ismcts:`` (``None``: the defaults); every
-    number within :data:`SPEC_LIMITS`.
-
-    Raises:
-        AgentSpecError: (a ``ValueError``) one line naming the bad part and what is allowed.
-    """
-    params = SearchParams()
-    if arg is None:
-        return params
-    budget, *options = [part.strip() for part in arg.split(":")]
-    m = re.fullmatch(r"(\d{1,20})(ms)?", budget)
-    try:
-        if not m:
-            raise ValueError
-        field = "milliseconds" if m.group(2) else "simulations"
-        budget_value: Any = _spec_number(field, m.group(1))  # an int or a float
-        params = replace(params, **{field: budget_value})
-    except ValueError:
-        raise AgentSpecError(f"agent 'ismcts': bad budget {budget[:40]!r}; allowed: "
-                             f"{_SPEC_HELP}") from None
-    types = {f.name: f.type for f in fields(SearchParams)}
-    for option in options:
-        key, sep, text = option.partition("=")
-        if not sep or key not in SPEC_OPTIONS:
-            raise AgentSpecError(f"agent 'ismcts': bad option {option[:40]!r}; allowed: "
-                                 f"{_SPEC_HELP}")
-        name = SPEC_OPTIONS[key]
-        value: Any  # str, bool or a number, as the field is
-        try:
-            if name in CHOICES:
-                if text not in CHOICES[name]:
-                    raise ValueError
-                value = text
-            elif "bool" in str(types[name]):
-                if text not in ("0", "1", "true", "false"):
-                    raise ValueError
-                value = text in ("1", "true")
-            else:
-                value = _spec_number(name, text)
-        except ValueError:
-            raise AgentSpecError(f"agent 'ismcts': bad value in {option[:40]!r}; {key} takes "
-                                 f"{_allowed(name)}") from None
-        params = replace(params, **{name: value})
-    return params
 
 
 # ---------------------------------------------------------------------------------- the tree
@@ -617,7 +308,7 @@ class _Search:
             if winner is None:
                 return [0.0] * n
             return [win_reward(n, winner, s) for s in range(n)]
-        return self.leaf_rewards(g.sizes) if not self.logit else _logit_rewards(g)
+        return self.leaf_rewards(g.sizes) if not self.logit else logit_rewards(g)
 
 
 class ISMCTSAgent(Agent):
@@ -668,7 +359,7 @@ class ISMCTSAgent(Agent):
         prior = self.prior.act(observation, action_mask, view)
         if len(legal) == 1:
             return legal[0]
-        reflex = _uno_reflex(legal)
+        reflex = uno_reflex(legal)
         if reflex is not None:
             return reflex
         if self.params.prior == "ppo":
@@ -700,12 +391,7 @@ class ISMCTSAgent(Agent):
 
     def _ppo_choice(self, view: PlayerView) -> int:
         """The shipped PPO policy's choice for ``view`` (``prior="ppo"``)."""
-        from uno_mk_env.observation import action_mask, encode
-
         if self._policy is None:
-            from .ppo import PPOAgent
-            from .shipped import shipped_path
-
             name = PPO_PRIORS[2 if view.num_players == 2 else 4]
             try:
                 path = shipped_path(name)
@@ -713,7 +399,7 @@ class ISMCTSAgent(Agent):
                 raise FileNotFoundError(f"ismcts prior=ppo needs the shipped policy: {e}"
                                         ) from None
             self._policy = PPOAgent(path, seed=0)
-        return self._policy.act(encode(view), action_mask(view.legal_actions), view)
+        return self._policy.act(encode(view), mask_of(view.legal_actions), view)
 
     # ------------------------------------------------------------------------ search
     def search(self, view: PlayerView, prior: int = -1) -> _Node:

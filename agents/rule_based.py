@@ -21,12 +21,11 @@ from the *unseen* cards: the 112-card deck minus the seat's own hand minus the d
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from uno_mk_env import PlayerView, legality
+from uno_mk_env import PlayerView
 from uno_mk_env import actions as A
 from uno_mk_env.cards import (
     COLOUR_OF,
@@ -39,111 +38,25 @@ from uno_mk_env.cards import (
     W4,
     WB,
 )
-from uno_mk_env.legality import held_mask
 from uno_mk_env.phases import Phase
 from uno_mk_env.view import COLOUR_AFTER_W4
 
 from .base import Agent, register
+from .view_reading import (
+    COLOURED_PER_COLOUR,
+    colour_counts,
+    colour_points,
+    legal_ids,
+    most_held_colour,
+    p_holds_colour,
+    shell_target,
+    uno_reflex,
+    unseen_counts,
+    w4_is_legal,
+)
 
-__all__ = [
-    "GreedyAgent", "StrategicAgent", "StrategicParams", "legal_ids", "colour_counts",
-    "w4_is_legal", "p_holds_colour", "shell_target",
-]
-
-_COLOURED_PER_COLOUR = 25  # R2: one 0, two each of 1-9, Skip, Reverse, Draw Two
-
-
-
-# ------------------------------------------------------------------------------------ helpers
-def legal_ids(
-    action_mask: np.ndarray | Sequence[int] | None, view: PlayerView
-) -> tuple[int, ...]:
-    """Legal action ids: the decider's view carries them (fast; the mask may then be ``None``);
-    else read the mask."""
-    if view.legal_actions:
-        return view.legal_actions
-    return tuple(np.flatnonzero(np.asarray(action_mask)).tolist())
-
-
-def colour_counts(hand: Sequence[int]) -> list[int]:
-    """Coloured cards held per colour (R, Y, G, B); wilds are not counted."""
-    return [sum(hand[0:13]), sum(hand[13:26]), sum(hand[26:39]), sum(hand[39:52])]
-
-
-def colour_points(hand: Sequence[int], colour: int) -> int:
-    """Points (R2) of the cards of ``colour`` in ``hand``."""
-    base = 13 * colour
-    return sum(n * POINTS[base + i] for i, n in enumerate(hand[base:base + 13]))
-
-
-def w4_is_legal(view: PlayerView, colour: int | None = None) -> bool:
-    """R6.1 for the viewer's own hand: no card of the active colour (and, by default, no held WB).
-
-    The W4 itself never counts, so this is also right for a W4 just drawn (``play_drawn``).
-    """
-    c = view.active_colour if colour is None else colour
-    return legality.w4_is_legal(held_mask(view.hand), c, view.rules.item_box_counts_for_w4)
-
-
-def _unseen(view: PlayerView) -> tuple[int, list[int], int]:
-    """``(total unseen, unseen per colour, unseen WB)``: cards not in the own hand or discard."""
-    hand, disc = view.hand, view.discard_counts
-    per_colour = [
-        _COLOURED_PER_COLOUR - sum(hand[b:b + 13]) - sum(disc[b:b + 13]) for b in (0, 13, 26, 39)
-    ]
-    wb = 8 - hand[WB] - disc[WB]
-    w4 = 4 - hand[W4] - disc[W4]
-    return sum(per_colour) + wb + w4, per_colour, wb
-
-
-def p_holds_colour(
-    view: PlayerView, colour: int, holder: int, with_wb: bool, size: int | None = None
-) -> float:
-    """Probability that ``holder`` holds a card of ``colour`` (or a WB when ``with_wb``) among
-    ``size`` of its cards (default: its whole hand).
-
-    Hypergeometric: the holder's ``h`` cards are a uniform sample of the ``U`` unseen cards,
-    ``m`` of which match, so ``P(none) = prod_{i<h} (U - m - i) / (U - i)``.
-    """
-    total, per_colour, wb = _unseen(view)
-    matching = per_colour[colour] + (wb if with_wb else 0)
-    p_none = 1.0
-    for i in range(view.hand_sizes[holder] if size is None else size):
-        if total - i <= 0:
-            break
-        p_none *= max(total - matching - i, 0) / (total - i)
-    return 1.0 - p_none
-
-
-def shell_target(view: PlayerView) -> int:
-    """``TARGET(+k)`` at the opponent closest to going out (R7.2 Green Shell).
-
-    Smallest hand first (one card from winning is the biggest threat); ties go to whoever plays
-    soonest in the current direction, because they get the first chance to go out.
-    """
-    n, me = view.num_players, view.seat
-    best_key, best_k = None, 1
-    for k in range(1, n):
-        turns_away = k if view.direction == 1 else n - k
-        key = (view.hand_sizes[(me + k) % n], turns_away)
-        if best_key is None or key < best_key:
-            best_key, best_k = key, k
-    return A.TARGET_BASE + best_k - 1
-
-
-def most_held_colour(hand: Sequence[int]) -> int:
-    """The colour with the most cards in ``hand``; ties by points, then R < Y < G < B."""
-    counts = colour_counts(hand)
-    return max(range(4), key=lambda c: (counts[c], colour_points(hand, c), -c))
-
-
-def _uno_reflex(legal: tuple[int, ...]) -> int | None:
-    """Always catch, then always call (R8): both are free and keep the seat deciding."""
-    if A.CATCH_UNO in legal:
-        return A.CATCH_UNO
-    if A.CALL_UNO in legal:
-        return A.CALL_UNO
-    return None
+# p_holds_colour and shell_target are re-exported: callers import them from here.
+__all__ = ["GreedyAgent", "StrategicAgent", "StrategicParams", "p_holds_colour", "shell_target"]
 
 
 # ------------------------------------------------------------------------------------- greedy
@@ -175,7 +88,7 @@ class GreedyAgent(Agent):
         legal = legal_ids(action_mask, view)
         if len(legal) == 1:
             return legal[0]
-        reflex = _uno_reflex(legal)
+        reflex = uno_reflex(legal)
         if reflex is not None:
             return reflex
         phase = view.phase
@@ -434,7 +347,7 @@ class StrategicAgent(Agent):
         self._observe(view)
         if len(legal) == 1:
             return self._remember(view, legal[0]) if view.phase <= Phase.CHOOSE_COLOUR else legal[0]
-        reflex = _uno_reflex(legal)
+        reflex = uno_reflex(legal)
         if reflex is not None:
             return reflex
         phase = view.phase
@@ -545,7 +458,7 @@ class StrategicAgent(Agent):
         active colour (or a WB) given my remaining hand size, from what they cannot see."""
         disc = view.discard_counts
         c = view.active_colour
-        matching = _COLOURED_PER_COLOUR - sum(disc[13 * c:13 * c + 13])
+        matching = COLOURED_PER_COLOUR - sum(disc[13 * c:13 * c + 13])
         if view.rules.item_box_counts_for_w4:
             matching += 8 - disc[WB]
         nxt = (view.seat + view.direction) % view.num_players
@@ -560,7 +473,7 @@ class StrategicAgent(Agent):
     def _score_wb(self, view: PlayerView, counts: list[int], hold: bool) -> float:
         p = self.params
         hand = view.hand
-        total, per_colour, _ = _unseen(view)
+        total, per_colour, _ = unseen_counts(view)
         if total <= 0:
             return 0.0
         n, me, d = view.num_players, view.seat, view.direction
@@ -591,7 +504,7 @@ class StrategicAgent(Agent):
     def _colour(self, view: PlayerView) -> int:
         hand = view.hand
         counts = colour_counts(hand)
-        total, per_colour, _ = _unseen(view)
+        total, per_colour, _ = unseen_counts(view)
         total = max(total, 1)
         p = self.params
         n, me, d = view.num_players, view.seat, view.direction

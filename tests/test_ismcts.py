@@ -27,6 +27,7 @@ from uno_mk_env.agents.ismcts import (
     SearchParams,
     parse_spec,
 )
+from uno_mk_env.agents.ismcts_playout import logit_rewards
 from uno_mk_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
 
@@ -262,20 +263,20 @@ def test_leaf_models_give_zero_sum_rewards_that_favour_the_smaller_hand(n: int) 
     (the logit model also counts the wilds it holds, docs/rules.md R6.4)."""
     g = Game(Rules(num_players=n), seed=n)
     agent = _agent()
-    for rewards in (agent._leaf_rewards(g.sizes), ismcts_module._logit_rewards(g)):
+    for rewards in (agent._leaf_rewards(g.sizes), logit_rewards(g)):
         assert sum(rewards) == pytest.approx(0.0, abs=1e-12)
         assert all(-1.0 / (n - 1) < r < 1.0 for r in rewards)
     big = ["G2 G3 G4 G5 G6", "B2 B3 B4 B5 B6", "Y2 Y3 Y4 Y5 Y6"] * 3
     g = make({"rules": {"num_players": n}, "hands": ["R1", *big[:n - 1]], "discard_pile": "R7",
               "draw_pile": "Y1 B1 G1"})
-    for rewards in (agent._leaf_rewards(g.sizes), ismcts_module._logit_rewards(g)):
+    for rewards in (agent._leaf_rewards(g.sizes), logit_rewards(g)):
         assert rewards[0] == max(rewards) and rewards[0] > 0
     others = ["Y5 Y6", "B5 B6", "G5 G6", "Y7 Y8", "B7 B8", "G7 G8", "Y9 Y1", "B9 B1", "G9 G1"]
     wild = make({"rules": {"num_players": n}, "hands": ["W4 G2 G3", *others[:n - 1]],
                  "discard_pile": "R7", "draw_pile": "B2 B3", "current_player": 1})
     plain = make({"rules": {"num_players": n}, "hands": ["B4 G2 G3", *others[:n - 1]],
                   "discard_pile": "R7", "draw_pile": "B2 B3", "current_player": 1})
-    assert ismcts_module._logit_rewards(wild)[0] > ismcts_module._logit_rewards(plain)[0]
+    assert logit_rewards(wild)[0] > logit_rewards(plain)[0]
 
 
 # ---------------------------------------------------------------------------------- budgets
