@@ -55,7 +55,7 @@ import numpy as np
 from uno_mk_env import PlayerView
 from uno_mk_env import actions as A
 from uno_mk_env.errors import UnoMkError, one_line, quote
-from uno_mk_env.files import parse_json
+from uno_mk_env.files import atomic_save, parse_json
 from uno_mk_env.observation import OBS_PIECES, OBS_SIZE, STATE_PIECES, STATE_SIZE
 
 from .base import Agent, register
@@ -759,9 +759,10 @@ def _save_npz(actor: _NumpyActor, target: Path, origin: dict[str, Any]) -> Path:
         "provenance": origin,
     }
     target.parent.mkdir(parents=True, exist_ok=True)
-    with target.open("wb") as f:
-        np.savez_compressed(f, metadata=np.array(json.dumps(meta)), **arrays)
-    return target
+    # Atomic: a reader (a tournament playing the file, a league loading a snapshot) or a full
+    # disk sees the old file or the whole new one, never a cut one.
+    return atomic_save(target, lambda f: np.savez_compressed(
+        f, metadata=np.array(json.dumps(meta)), **arrays))
 
 
 class PPOAgent(Agent):

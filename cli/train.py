@@ -24,15 +24,17 @@ read without unpickling): next to ``--save-path`` when given, else the run's
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import importlib
-import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
+from uno_mk_env.errors import one_line, quote
+
 from .common import PROG as COMMAND
-from .common import CLIError, importable, print_table, require
+from .common import CLIError, WriteError, importable, no_space, print_table, require, write_error
 
 BACKENDS = ("fast", "sb3", "rllib")  #: the first is the default
 #: What the sb3 backend imports (the ``train`` extra, torch installed first).
@@ -103,10 +105,11 @@ def _exit_code(fn: Any, *a: Any) -> int:
 def train_sb3(argv: Sequence[str], out: TextIO) -> int:
     """The sb3 backend: ``train_ppo``'s arguments and run (as its ``main``), then the last line
     ``agent: ppo:PATH`` naming the run's policy ``.npz`` (``--save-path``'s, else
-    ``runs/<run>/final.npz``). The progress bar is off by default when stderr is not a terminal
-    (a log file would get a carriage-return line per update)."""
+    ``runs/<run>/final.npz``). stable-baselines3's progress bar is off by default when stderr
+    is not a terminal (a log file would get a carriage-return line per update); a progress line
+    every few seconds replaces it there."""
     from uno_mk_env.training import train_ppo
-    from uno_mk_env.training.summary import print_summary
+    from uno_mk_env.training.args import quiet_threads
 
     argv = list(argv)
     try:
@@ -116,16 +119,12 @@ def train_sb3(argv: Sequence[str], out: TextIO) -> int:
     given = train_ppo.given_fields(argv)
     if "progress" not in given and not sys.stderr.isatty():
         options = dataclasses.replace(options, progress=False)
-    os.environ.setdefault("OMP_NUM_THREADS", str(options.torch_threads))
-    try:
+    quiet_threads(options.torch_threads)
+    with _run_errors():
         if options.resume:
             options = train_ppo.inherit_resume_args(options, given)
         summary = train_ppo.train(options, invocation=" ".join([SB3_PROG, *argv]))
-    except train_ppo.TrainingError as e:
-        raise CLIError(str(e)) from None
-    print_summary(summary, out, print_table)
-    print(f"agent: ppo:{summary['policy']}", file=out, flush=True)
-    return 0
+    return _summary(summary, out)
 
 
 def sb3_only_options(argv: Sequence[str]) -> list[str]:
@@ -142,11 +141,10 @@ def sb3_only_options(argv: Sequence[str]) -> list[str]:
 def train_fast(argv: Sequence[str], out: TextIO) -> int:
     """The fast backend (the default): ``ppo_fast``'s arguments and run, then the summary table
     and the last line ``agent: ppo:PATH`` (as :func:`train_sb3`). An sb3-only option, a place
-    reward or ``--resume`` is refused in one line naming ``--backend sb3``. Progress lines are
-    off by default when stderr is not a terminal."""
+    reward or ``--resume`` is refused in one line naming ``--backend sb3``. Progress lines
+    (rate and time left) come every few seconds, on a terminal or in a log."""
     from uno_mk_env.training import ppo_fast
-    from uno_mk_env.training.args import TrainingError, given_fields, parse
-    from uno_mk_env.training.summary import print_summary
+    from uno_mk_env.training.args import parse, quiet_threads
 
     argv = list(argv)
     if not any(a in ("-h", "--help") for a in argv):
@@ -159,15 +157,33 @@ def train_fast(argv: Sequence[str], out: TextIO) -> int:
         options = parse(ppo_fast.Args, argv, PROG, ppo_fast.DESCRIPTION)
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else 0
-    if "progress" not in given_fields(ppo_fast.Args, argv) and not sys.stderr.isatty():
-        options = dataclasses.replace(options, progress=False)
-    os.environ.setdefault("OMP_NUM_THREADS", str(options.torch_threads))
-    from uno_mk_env.evaluation.tournament import OutputPathError
-
-    try:
+    quiet_threads(options.torch_threads)  # before torch is imported
+    with _run_errors():
         summary = ppo_fast.train(options, invocation=" ".join([PROG, *argv]))
-    except (TrainingError, OutputPathError) as e:
-        raise CLIError(str(e)) from None
+    return _summary(summary, out)
+
+
+@contextlib.contextmanager
+def _run_errors() -> Iterator[None]:
+    """A file that could not be written during a run (a full disk, a file-size limit, a
+    folder made read-only) as one line, exit code 1: the run folder holds whole files only
+    (each is written atomically). The project's own errors (a refused argument: 2; a diverged
+    run, a dead env worker: 1) pass to ``uno-mk``'s handler as they are."""
+    then = "the run folder keeps whole files only; free space or fix the folder, then run it again"
+    try:
+        yield
+    except OSError as e:
+        if no_space(e):
+            raise write_error(e, None, then) from None
+        where = quote(str(e.filename), 160) if e.filename is not None else "a file"
+        raise WriteError(f"cannot write {where}: {one_line(e.strerror or str(e), 80)}; {then}"
+                         ) from None
+
+
+def _summary(summary: dict[str, Any], out: TextIO) -> int:
+    """The summary table, then the last line ``agent: ppo:PATH``."""
+    from uno_mk_env.training.summary import print_summary
+
     print_summary(summary, out, print_table)
     print(f"agent: ppo:{summary['policy']}", file=out, flush=True)
     return 0

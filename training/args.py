@@ -15,6 +15,8 @@ torch, stable-baselines3 or Ray, so ``--help`` is quick.
 from __future__ import annotations
 
 import dataclasses
+import math
+import os
 import re
 import shlex
 import sys
@@ -25,10 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
-from uno_mk_env.errors import UnoMkError
+from uno_mk_env.errors import UnoMkError, quote
+from uno_mk_env.files import OutputPathError, check_output_dir
 
-__all__ = ["TrainArgs", "TrainingError", "check_agent_specs", "check_ranges", "command_line",
-           "given_fields", "ints", "parse", "specs", "weighted"]
+__all__ = ["MAX_ROLLOUT", "MAX_SEED", "RANGES", "Range", "TrainArgs", "TrainingDiverged",
+           "TrainingError", "check",
+           "check_agent_specs", "check_outputs", "command_line", "given_fields", "ints",
+           "layer_sizes", "opponent_weights", "parse", "refuse", "specs", "weighted"]
 
 T = TypeVar("T")
 
@@ -37,6 +42,22 @@ class TrainingError(UnoMkError, ValueError):
     """A training request that is refused before anything is created (a bad argument value, a
     missing or unreadable checkpoint, nothing left to train, a hyperparameter a resumed model
     cannot change); one line."""
+
+
+class TrainingDiverged(TrainingError):
+    """A run whose loss or weights became non-finite: it stopped there and kept its last finite
+    policy (one line naming it; exit code 1, the arguments were valid)."""
+
+    exit_code = 1
+
+
+def quiet_threads(torch_threads: int) -> None:
+    """The thread policy of a training process, set before torch is imported (OpenMP reads it
+    once): ``--torch-threads`` OpenMP threads that sleep when idle (``OMP_WAIT_POLICY=PASSIVE``)
+    instead of spinning, which on a machine shared with other work cost the PPO update ten times
+    its time (docs/training.md). Variables already set in the environment are kept."""
+    os.environ.setdefault("OMP_NUM_THREADS", str(torch_threads))
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 @dataclass
@@ -327,40 +348,212 @@ def weighted(text: str, what: str, allowed: Sequence[Any] | None = None,
             v = kind(value.strip())
             w = float(weight) if weight.strip() else 1.0
         except ValueError:
-            raise TrainingError(f"{what} {text!r}: cannot read {item!r} (expected value or "
-                                "value:weight)") from None
+            raise TrainingError(f"{what} {quote(text)}: cannot read {quote(item)} (expected "
+                                "value or value:weight)") from None
         if allowed is not None and v not in allowed:
-            raise TrainingError(f"{what} {text!r}: {v!r} is not one of "
+            raise TrainingError(f"{what} {quote(text)}: {quote(v)} is not one of "
                                 f"{', '.join(map(str, allowed))}")
-        if not w >= 0:
-            raise TrainingError(f"{what} {text!r}: weight {weight!r} must be >= 0")
+        if not (w >= 0 and math.isfinite(w)):  # NaN fails too
+            raise TrainingError(f"{what} {quote(text)}: weight {quote(weight)} must be a "
+                                "finite number >= 0")
         values.append(v)
         weights.append(w)
     if not values or sum(weights) <= 0:
-        raise TrainingError(f"{what} {text!r}: give at least one value with a positive weight")
+        raise TrainingError(f"{what} {quote(text)}: give at least one value with a positive "
+                            "weight")
     total = sum(weights)
     return values, [w / total for w in weights]
 
 
-def check_ranges(args: Any, *, at_least_one: Sequence[str] = (),
-                 non_negative: Sequence[str] = (), unit: Sequence[str] = (),
-                 positive: Sequence[str] = ()) -> None:
-    """Refuses the first field of ``args`` out of its range: a count that must be ``>= 1``
-    (``at_least_one``), a count or budget that must be ``>= 0`` (``non_negative``), a
-    probability or factor in ``[0, 1]`` (``unit``), a rate that must be ``> 0`` (``positive``).
+# ------------------------------------------------------------------------------ validation
+#: The most a training seed may be: numpy's legacy seeding (stable-baselines3) takes < 2**32,
+#: and table ``i`` of a run is seeded ``seed + i``.
+MAX_SEED = 2**31 - 1
+#: The most steps any step count may name (a budget, an interval): decades of training.
+MAX_TIMESTEPS = 10**12
+#: The most learner decisions one rollout or training batch may hold: each is 437 float32
+#: observations (about 0.9 GB at this bound, before the learner's copies).
+MAX_ROLLOUT = 2**19
+#: The widest hidden layer and the most hidden layers of ``--net-arch`` / ``--vf-arch``.
+MAX_WIDTH = 4096
+MAX_HIDDEN_LAYERS = 8
+#: The most teacher decisions behaviour cloning collects (each kept in memory, ~2 kB).
+MAX_BC_STEPS = 1_000_000
+#: The most games of one evaluation (the tournament's own bound).
+MAX_EVAL_GAMES = 1_000_000
+#: The most worker processes or threads any argument may start.
+MAX_PROCESSES = 64
+
+
+@dataclass(frozen=True)
+class Range:
+    """What a numeric argument allows: ``low`` to ``high`` (``low`` excluded when
+    ``above``), a finite number; an integer when ``integer``."""
+
+    low: float
+    high: float
+    integer: bool = True
+    above: bool = False
+
+    def allows(self, value: Any) -> bool:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return False
+        if self.integer and not isinstance(value, int):
+            return False
+        if not math.isfinite(value):  # NaN fails every comparison; inf is no budget
+            return False
+        return (value > self.low if self.above else value >= self.low) and value <= self.high
+
+    def __str__(self) -> str:
+        if self.integer:
+            return f"an integer from {self.low:,} to {self.high:,}"
+        if math.isinf(self.high):
+            return f"a finite number {'>' if self.above else '>='} {self.low:g}"
+        return f"a number from {self.low:g} to {self.high:g}"
+
+
+_COUNT = Range(1, MAX_TIMESTEPS)
+_EVERY = Range(0, MAX_TIMESTEPS)
+_UNIT = Range(0.0, 1.0, integer=False)
+_POSITIVE = Range(0.0, math.inf, integer=False, above=True)
+_NON_NEGATIVE = Range(0.0, math.inf, integer=False)
+
+#: The range of every numeric argument of every backend (:func:`check`), by field name.
+RANGES: dict[str, Range] = {
+    # every backend
+    "seed": Range(0, MAX_SEED), "torch_threads": Range(1, MAX_PROCESSES),
+    "num_players": Range(2, 10), "max_steps": Range(1, 1_000_000),
+    "snapshot_every": _EVERY, "total_timesteps": _COUNT, "learning_rate": _POSITIVE,
+    "gamma": _UNIT, "gae_lambda": _UNIT, "bc_steps": Range(0, MAX_BC_STEPS),
+    "bc_epochs": Range(0, 1000), "bc_lr": _POSITIVE, "bc_smoothing": _UNIT,
+    "eval_every": _EVERY, "eval_games": Range(1, MAX_EVAL_GAMES),
+    "final_eval_games": Range(0, MAX_EVAL_GAMES), "checkpoint_every": _EVERY,
+    "max_minutes": Range(0.0, 1e6, integer=False),
+    # fast and sb3
+    "self_play_prob": _UNIT, "max_snapshots": Range(1, 100), "n_envs": Range(1, 1024),
+    "env_workers": Range(0, MAX_PROCESSES), "n_steps": Range(1, MAX_ROLLOUT),
+    "batch_size": Range(1, MAX_ROLLOUT), "n_epochs": Range(1, 1000), "clip_range": _POSITIVE,
+    "ent_coef": _NON_NEGATIVE, "vf_coef": _NON_NEGATIVE, "max_grad_norm": _POSITIVE,
+    "target_kl": _NON_NEGATIVE, "critic_warmup": _EVERY, "place_weight": _UNIT,
+    "verbose": Range(0, 2),
+    # rllib
+    "num_cpus": Range(0, 1024), "num_env_runners": Range(-1, 1024),
+    "envs_per_runner": Range(1, 1024), "num_learners": Range(0, MAX_PROCESSES),
+    "league_size": Range(0, 100), "league_prob": _UNIT, "opponent_prob": _UNIT,
+    "train_batch_size": Range(1, MAX_ROLLOUT), "minibatch_size": Range(1, MAX_ROLLOUT),
+    "num_epochs": Range(1, 1000), "clip_param": _POSITIVE, "entropy_coeff": _NON_NEGATIVE,
+    "vf_loss_coeff": _NON_NEGATIVE, "grad_clip": _POSITIVE, "eval_workers": Range(1, 256),
+}
+
+#: A run name: letters, digits, ``.``, ``_``, ``+``, ``-`` (it names a folder in --runs-dir).
+_NAME = re.compile(r"[A-Za-z0-9_+-][A-Za-z0-9._+-]{0,99}")
+
+
+def refuse(name: str, value: Any, allowed: str) -> TrainingError:
+    """The one-line refusal of the argument ``name`` (a field) given ``value``."""
+    return TrainingError(f"--{name.replace('_', '-')} {quote(value)}: {allowed}")
+
+
+def layer_sizes(args: Any, name: str = "net_arch") -> list[int]:
+    """The hidden layer sizes of the field ``name`` (``"128,128"``).
 
     Raises:
-        TrainingError: naming the option (``--name``), its value and its range (one line).
+        TrainingError: not comma-separated integers from 1 to :data:`MAX_WIDTH`, or none,
+            or more than :data:`MAX_HIDDEN_LAYERS`.
     """
-    checks = [(at_least_one, lambda v: v >= 1, "must be >= 1"),
-              (non_negative, lambda v: v >= 0, "must be >= 0"),
-              (unit, lambda v: 0.0 <= v <= 1.0, "must be in [0, 1]"),
-              (positive, lambda v: v > 0, "must be > 0")]
-    for names, ok, allowed in checks:
-        for name in names:
-            value = getattr(args, name)
-            if not ok(value):  # NaN fails every range
-                raise TrainingError(f"--{name.replace('_', '-')} {value!r}: {allowed}")
+    text = getattr(args, name)
+    allowed = (f"must be 1 to {MAX_HIDDEN_LAYERS} comma-separated layer sizes, each an integer "
+               f"from 1 to {MAX_WIDTH:,} (e.g. 128,128)")
+    parts = [p.strip() for p in str(text).split(",")]
+    if not 1 <= len(parts) <= MAX_HIDDEN_LAYERS or not all(
+            re.fullmatch(r"\+?[0-9]{1,5}", p) for p in parts):
+        raise refuse(name, text, allowed)
+    sizes = [int(p) for p in parts]
+    if not all(1 <= s <= MAX_WIDTH for s in sizes):
+        raise refuse(name, text, allowed)
+    return sizes
+
+
+def opponent_weights(args: Any) -> list[float]:
+    """``--opponent-weights`` as numbers, one per ``--opponents`` spec (empty: all 1).
+
+    Raises:
+        TrainingError: not numbers, a negative or non-finite one, none positive, or not one
+            per opponent.
+    """
+    opponents = specs(args.opponents)
+    text = args.opponent_weights
+    if not text.strip():
+        return [1.0] * len(opponents)
+    try:
+        weights = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise refuse("opponent_weights", text, "must be comma-separated numbers, one per "
+                     "--opponents agent") from None
+    if not all(math.isfinite(w) and w >= 0 for w in weights) or sum(weights) <= 0:
+        raise refuse("opponent_weights", text, "must be finite numbers >= 0, at least one > 0")
+    if len(weights) != len(opponents):
+        raise refuse("opponent_weights", text,
+                     f"gives {len(weights)} weight(s) for {len(opponents)} --opponents agent(s) "
+                     f"({', '.join(opponents) or 'none'}); give one per agent, or none")
+    return weights
+
+
+def check(args: Any, rewards: Sequence[str]) -> None:
+    """Refuses the first argument of ``args`` (any backend's ``Args``) that cannot run, before
+    anything is created or started: a number out of its :data:`RANGES`, a run name that is not
+    one folder name, a bad layer list, an empty or unbuildable agent list, opponent weights that
+    do not fit the opponents, a rollout larger than :data:`MAX_ROLLOUT`, a reward not in
+    ``rewards``. A backend then refuses what it does not support.
+
+    Raises:
+        TrainingError: naming the option, its value and what is allowed (one line).
+    """
+    names = [f.name for f in dataclasses.fields(args)]
+    for name in names:
+        allowed = RANGES.get(name)
+        value = getattr(args, name)
+        if allowed is not None and not allowed.allows(value):
+            raise refuse(name, value, f"must be {allowed}")
+    if not _NAME.fullmatch(args.exp_name):
+        raise refuse("exp_name", args.exp_name, "must be 1-100 letters, digits, '.', '_', '+' "
+                     "or '-' (not starting with '.'): it names the run's folder")
+    if args.activation not in ("tanh", "relu"):
+        raise refuse("activation", args.activation, "must be tanh or relu")
+    if args.reward not in rewards:
+        raise refuse("reward", args.reward, f"must be one of {', '.join(rewards)}")
+    layer_sizes(args)
+    if getattr(args, "vf_arch", ""):
+        layer_sizes(args, "vf_arch")
+    if "opponent_weights" in names:  # fast, sb3: every opponent seat draws from --opponents
+        if not specs(args.opponents):
+            raise refuse("opponents", args.opponents, "needs at least one agent spec (see "
+                         "'uno-mk agents')")
+        opponent_weights(args)
+    if not specs(args.eval_opponents):
+        raise refuse("eval_opponents", args.eval_opponents, "needs at least one agent spec")
+    if {"n_envs", "n_steps"} <= set(names) and args.n_envs * args.n_steps > MAX_ROLLOUT:
+        raise TrainingError(f"--n-envs x --n-steps = {args.n_envs * args.n_steps:,} decisions "
+                            f"per rollout: at most {MAX_ROLLOUT:,} (each holds a 437-float "
+                            "observation)")
+    check_agent_specs(args, ("opponents", "eval_opponents", "bc_teacher"))
+
+
+def check_outputs(args: Any, shipped: Sequence[Path] = ()) -> None:
+    """Checks that the run's folder can be made in ``--runs-dir`` and that the ``shipped``
+    files (``--save-path``'s) can be written, before any work: each folder is created if
+    missing and probed with a temporary file (:func:`uno_mk_env.files.check_output_dir`).
+
+    Raises:
+        TrainingError: naming the place and why (one line).
+    """
+    places = [(folder, [p.name for p in shipped if p.parent == folder], "--save-path")
+              for folder in sorted({p.parent for p in shipped})]
+    for folder, names, flag in [*places, (Path(args.runs_dir), [], "--runs-dir")]:
+        try:
+            check_output_dir(folder, names)
+        except OutputPathError as e:
+            raise TrainingError(f"{flag}: {e}") from None
 
 
 def check_agent_specs(args: Any, names: Sequence[str]) -> None:

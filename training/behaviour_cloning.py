@@ -9,22 +9,27 @@ so that PPO starts at the teacher's level with an honest critic.
 
 from __future__ import annotations
 
+import math
+import time
 from typing import Any
 
 import numpy as np
 
-from uno_mk_env.agents.base import agent_action
+from uno_mk_env.agents.base import agent_action, build_agent
 from uno_mk_env.seeding import derive_seed
 
 from .envs import make_training_env
+from .progress import RateLines
 
 
-def collect_demonstrations(args: Any) -> dict[str, np.ndarray]:
+def collect_demonstrations(args: Any, until: float = math.inf) -> dict[str, np.ndarray]:
     """``args.bc_steps`` decisions of ``args.bc_teacher`` in the learner's seat of a training env
-    (opponents from the pool, no self-play): observations, masks, actions, the discounted
-    return that followed each decision and the index of its episode."""
-    from uno_mk_env.agents.base import build_agent
-
+    (opponents from the pool, no self-play), or fewer when ``time.monotonic()`` passes
+    ``until`` (a budget; at least one whole episode): observations, masks, actions, the
+    discounted return that followed each decision and the index of its episode. A progress line
+    every few seconds unless ``args.progress`` is false."""
+    lines = RateLines("behaviour cloning", args.bc_steps, "teacher decisions", deadline=until,
+                      enabled=args.progress)
     env = make_training_env(args, rank=10_000)
     teacher = build_agent(args.bc_teacher, seed=derive_seed(args.seed, 3000))
     rng = np.random.default_rng(derive_seed(args.seed, 3001))
@@ -49,7 +54,8 @@ def collect_demonstrations(args: Any) -> dict[str, np.ndarray]:
             ret_l.extend(reversed(returns))
             ep_l.extend([ep_l[-1] + 1 if ep_l else 0] * len(returns))
             episode = []
-            if len(act_l) >= args.bc_steps:
+            lines.update(len(act_l))
+            if len(act_l) >= args.bc_steps or time.monotonic() > until:
                 break
             obs, _ = env.reset()
             teacher.reset(int(rng.integers(2**63)))

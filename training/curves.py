@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from uno_mk_env.files import read_json
+from uno_mk_env.files import atomic_save, atomic_write, read_json
 
 #: Columns of ``eval.csv`` and of a shipped model's ``<name>_curve.csv``.
 EVAL_COLUMNS = ["timesteps", "kind", "opponent", "players", "games", "wins", "win_rate",
@@ -89,7 +89,8 @@ def place_gap_se(records: Sequence[Any]) -> float:
 
 
 def write_eval_csv(rows: Sequence[dict[str, Any]], path: Path) -> None:
-    with path.open("w", newline="", encoding="utf-8") as f:
+    """Writes ``rows`` as the CSV ``path`` (:data:`EVAL_COLUMNS`), atomically."""
+    with atomic_write(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=EVAL_COLUMNS, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
@@ -200,8 +201,9 @@ def _zoom(ax: Any, rows: Sequence[dict[str, Any]], fair: Sequence[float]) -> Non
 def plot_curve(rows: Sequence[dict[str, Any]], num_players: int, path: Path, title: str,
                resumes: Sequence[int] = (),
                steps_label: str = "training steps (learner decisions)") -> None:
-    """:func:`curve_figure` saved as the PNG ``path``."""
-    curve_figure(rows, num_players, title, resumes, steps_label).savefig(path, dpi=100)
+    """:func:`curve_figure` saved as the PNG ``path``, atomically."""
+    figure = curve_figure(rows, num_players, title, resumes, steps_label)
+    atomic_save(path, lambda f: figure.savefig(f, dpi=100, format="png"))
 
 
 def curve_figure(rows: Sequence[dict[str, Any]], num_players: int, title: str,

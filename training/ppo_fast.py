@@ -51,10 +51,10 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import json
 import math
 import random
-import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -64,7 +64,37 @@ from typing import Any
 
 import numpy as np
 
-from .args import TrainArgs, TrainingError, ints, new_run_dir, specs
+from uno_mk_env.agents.ppo import OBS_SCALE, ModelFileError, load_policy, write_policy
+from uno_mk_env.errors import UnoMkError
+from uno_mk_env.files import atomic_save
+from uno_mk_env.observation import OBS_PIECES, OBS_SIZE
+from uno_mk_env.seeding import derive_seed
+
+from .args import (
+    TrainArgs,
+    TrainingDiverged,
+    TrainingError,
+    check,
+    check_outputs,
+    command_line,
+    final_eval_games,
+    layer_sizes,
+    new_run_dir,
+    parse,
+    quiet_threads,
+    specs,
+)
+from .curves import (
+    EVAL_COLUMNS,
+    eval_line,
+    evaluate,
+    plot_curve,
+    selection_score,
+    write_eval_csv,
+)
+from .outputs import copy_file, write_json
+from .progress import Budget, RateLines
+from .provenance import source_commit, versions
 
 __all__ = ["Args", "main", "train"]
 
@@ -153,34 +183,19 @@ class Args(TrainArgs):
 
 # --------------------------------------------------------------------------------- checks
 def check_args(args: Args) -> None:
-    """Refuses arguments this backend cannot run, in one line, before anything is created.
+    """Refuses arguments this backend cannot run, in one line, before anything is created or
+    started: every value (:func:`uno_mk_env.training.args.check`), then what only the sb3
+    backend does, then ``--init-policy``.
 
     Raises:
-        TrainingError: naming the option.
+        TrainingError: naming the option, its value and what is allowed.
     """
-    from .args import check_agent_specs, check_ranges
     from .vector_envs import check_vector_args
 
-    check_ranges(args, at_least_one=("n_envs", "n_steps", "batch_size", "n_epochs",
-                                     "total_timesteps", "max_steps", "max_snapshots",
-                                     "eval_games"),
-                 non_negative=("env_workers", "snapshot_every", "eval_every", "bc_steps",
-                               "bc_epochs", "final_eval_games", "max_minutes", "ent_coef",
-                               "vf_coef", "target_kl", "checkpoint_every"),
-                 unit=("self_play_prob", "gamma", "gae_lambda", "bc_smoothing"),
-                 positive=("learning_rate", "clip_range", "max_grad_norm", "bc_lr"))
+    check(args, rewards=("win", "points", "place", "win_place"))
     if args.resume:
         raise TrainingError("--resume: not supported by the fast backend (use the sb3 backend)")
-    if args.activation not in ("tanh", "relu"):
-        raise TrainingError(f"--activation {args.activation!r}: must be tanh or relu")
-    if not 2 <= args.num_players <= 10:
-        raise TrainingError(f"--num-players {args.num_players}: must be 2-10")
-    if not ints(args.net_arch):
-        raise TrainingError(f"--net-arch {args.net_arch!r}: give at least one layer size")
-    if not specs(args.eval_opponents):
-        raise TrainingError("--eval-opponents is empty: give at least one agent spec")
     check_vector_args(_env_view(args))
-    check_agent_specs(args, ("opponents", "eval_opponents", "bc_teacher"))
     if args.init_policy:
         initial_actor(args)
 
@@ -206,8 +221,6 @@ def final_games(args: Args) -> int:
     rule (:func:`uno_mk_env.training.args.final_eval_games`, which follows
     ``--total-timesteps``) capped at :data:`TIMED_FINAL_EVAL_GAMES` when ``--max-minutes``
     is set."""
-    from .args import final_eval_games
-
     games = final_eval_games(args)
     if args.final_eval_games or args.max_minutes <= 0:
         return games
@@ -252,15 +265,12 @@ def make_agent(args: Args) -> Any:
     import torch
     from torch import nn
 
-    from uno_mk_env.agents.ppo import OBS_SCALE
-    from uno_mk_env.observation import OBS_SIZE
-
     act = {"tanh": nn.Tanh, "relu": nn.ReLU}[args.activation]
 
     def mlp(out: int, gain: float) -> nn.Sequential:
         layers: list[nn.Module] = []
         size = OBS_SIZE
-        for h in ints(args.net_arch):
+        for h in layer_sizes(args):
             layer = nn.Linear(size, h)
             nn.init.orthogonal_(layer.weight, math.sqrt(2))
             nn.init.zeros_(layer.bias)
@@ -300,14 +310,11 @@ def initial_actor(args: Args) -> list[tuple[np.ndarray, np.ndarray]]:
     Raises:
         TrainingError: not a policy file, or its shape or activation is not this run's.
     """
-    from uno_mk_env.agents.ppo import OBS_SCALE, ModelFileError, load_policy
-    from uno_mk_env.observation import OBS_SIZE
-
     try:
         actor, _ = load_policy(args.init_policy)
     except (OSError, ModelFileError) as e:
         raise TrainingError(f"--init-policy: {e}") from None
-    want = [OBS_SIZE, *ints(args.net_arch), 73]
+    want = [OBS_SIZE, *layer_sizes(args), 73]
     shapes = [actor.layers[0][0].shape[0]] + [w.shape[1] for w, _ in actor.layers]
     if shapes != want or actor.activation_name != args.activation:
         raise TrainingError(
@@ -333,9 +340,8 @@ def load_actor(agent: Any, layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
 
 
 def export(agent: Any, args: Args, path: Path, provenance: dict[str, Any]) -> Path:
-    """Writes the actor as a policy ``.npz`` (read by ``ppo:PATH`` without unpickling)."""
-    from uno_mk_env.agents.ppo import OBS_SCALE, write_policy
-
+    """Writes the actor as a policy ``.npz`` (read by ``ppo:PATH`` without unpickling),
+    atomically."""
     return write_policy(actor_layers(agent), args.activation, path, scale=OBS_SCALE,
                         provenance=provenance)
 
@@ -347,21 +353,21 @@ def masked(logits: Any, masks: Any) -> Any:
 
 
 # ---------------------------------------------------------------------- behaviour cloning
-def behaviour_cloning(agent: Any, args: Args) -> dict[str, Any]:
+def behaviour_cloning(agent: Any, args: Args, budget: Budget) -> dict[str, Any]:
     """Warm start: the actor imitates ``--bc-teacher`` (masked cross-entropy with label
     smoothing over the legal actions), the critic regresses the discounted returns that
     followed; demonstrations from :func:`uno_mk_env.training.behaviour_cloning.
     collect_demonstrations`, 5 % of the episodes held out, the critic of the epoch with the
-    lowest held-out error kept (as the sb3 backend does)."""
+    lowest held-out error kept (as the sb3 backend does). With ``--max-minutes`` the
+    demonstrations and the epochs stop at their share of the budget (:class:`Budget`; at least
+    one episode and one epoch); the result says how many were done."""
     import copy
 
     import torch
 
-    from uno_mk_env.seeding import derive_seed
-
     from .behaviour_cloning import cloning_loss, collect_demonstrations
 
-    data = collect_demonstrations(_env_view(args))
+    data = collect_demonstrations(_env_view(args), until=budget.at(Budget.BC_COLLECT_SHARE))
     rng = np.random.default_rng(derive_seed(args.seed, 3003))
     episodes = data.pop("episodes")
     n_episodes = int(episodes[-1]) + 1
@@ -379,7 +385,11 @@ def behaviour_cloning(agent: Any, args: Args) -> dict[str, Any]:
 
     best_mse, best_epoch = holdout_mse(), 0
     best_critic = copy.deepcopy(agent.critic.state_dict())
+    epochs = 0
     for epoch in range(1, args.bc_epochs + 1):
+        if epoch > 1 and time.monotonic() > budget.at(Budget.BC_SHARE):
+            break
+        epochs = epoch
         rng.shuffle(train_idx)
         for i in range(0, len(train_idx), 1024):
             idx = torch.as_tensor(train_idx[i:i + 1024])
@@ -397,11 +407,12 @@ def behaviour_cloning(agent: Any, args: Args) -> dict[str, Any]:
             best_mse, best_epoch = mse, epoch
             best_critic = copy.deepcopy(agent.critic.state_dict())
     agent.critic.load_state_dict(best_critic)
+    check_finite(agent, t["obs"], "after behaviour cloning")
     with torch.no_grad():
         logits, _ = agent(t["obs"][hold_t])
         chosen = masked(logits, t["masks"][hold_t]).argmax(1)
     variance = float(t["returns"][hold_t].var(unbiased=False))
-    return {"samples": len(data["actions"]), "episodes": n_episodes,
+    return {"samples": len(data["actions"]), "episodes": n_episodes, "epochs": epochs,
             "holdout_episodes": len(held),
             "holdout_accuracy": float((chosen == t["actions"][hold_t]).float().mean()),
             "holdout_value_mse": best_mse,
@@ -459,8 +470,6 @@ def collect(agent: Any, tables: Any, args: Args, stats: dict[str, list[float]]) 
     """One rollout of ``--n-steps`` steps at every table, played where the tables are
     (:mod:`uno_mk_env.training.rollouts`) by a numpy copy of the current actor; the ended
     episodes' return, length and place go to ``stats``."""
-    from uno_mk_env.agents.ppo import OBS_SCALE
-
     batch = tables.rollout(actor_layers(agent), args.activation, OBS_SCALE, args.n_steps)
     for _, _, ret, length, place in batch.episodes:
         stats["return"].append(ret)
@@ -469,10 +478,40 @@ def collect(agent: Any, tables: Any, args: Args, stats: dict[str, list[float]]) 
     return Rollout(batch, agent, args.gamma)
 
 
+class NonFinite(Exception):  # noqa: N818 - a signal inside the run, never shown as such
+    """A loss or the weights became non-finite (NaN or infinite): the run has diverged."""
+
+
+#: The largest logit a policy that has not diverged gives: far beyond any trained policy's (a few
+#: tens), far below the logit illegal actions are masked with (:data:`MASKED_LOGIT`), which a
+#: larger legal logit would pass below.
+MAX_LOGIT = 1e6
+
+
+def check_finite(agent: Any, obs: Any, where: str) -> None:
+    """Raises :class:`NonFinite` unless every weight of ``agent`` is finite and its logits and
+    values on the observations ``obs`` (the data just learned from) are finite, the logits
+    within :data:`MAX_LOGIT`: weights that pass are a policy the env workers can play."""
+    import torch
+
+    with torch.no_grad():
+        logits, values = agent(obs)
+        if not (all(bool(torch.isfinite(p).all()) for p in agent.parameters())
+                and bool((logits.abs() <= MAX_LOGIT).all())
+                and bool(torch.isfinite(values).all())):
+            raise NonFinite(f"weights or outputs not finite, or logits beyond {MAX_LOGIT:g}, "
+                            f"{where}")
+
+
 def update(agent: Any, opt: Any, buf: Rollout, adv: Any, returns: Any, args: Args,
            rng: np.random.Generator, critic_only: bool = False) -> dict[str, float]:
     """``--n-epochs`` epochs of clipped PPO over the rollout in minibatches of
-    ``--batch-size`` (``critic_only``: the value loss alone, the actor untouched)."""
+    ``--batch-size`` (``critic_only``: the value loss alone, the actor untouched).
+
+    Raises:
+        NonFinite: a minibatch's loss is not finite (before it is applied), or the updated
+            weights are not (:func:`check_finite`).
+    """
     import torch
 
     n = args.n_steps * args.n_envs
@@ -498,6 +537,8 @@ def update(agent: Any, opt: Any, buf: Rollout, adv: Any, returns: Any, args: Arg
             entropy = -(logp_all.exp() * logp_all).sum(1).mean()  # illegal: 0 * -1e8 = 0
             loss = args.vf_coef * v_loss if critic_only else (
                 pg - args.ent_coef * entropy + args.vf_coef * v_loss)
+            if not bool(torch.isfinite(loss)):
+                raise NonFinite(f"a non-finite loss ({loss.item()})")
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
@@ -512,6 +553,7 @@ def update(agent: Any, opt: Any, buf: Rollout, adv: Any, returns: Any, args: Arg
                                               .float().mean()))
         if args.target_kl and out["approx_kl"][-1] > args.target_kl:
             break
+    check_finite(agent, b_obs, "after the update")
     var = float(b_ret.var())
     with torch.no_grad():
         explained = 1.0 - float((b_ret - buf.values.reshape(n)).var()) / var if var else 0.0
@@ -521,40 +563,60 @@ def update(agent: Any, opt: Any, buf: Rollout, adv: Any, returns: Any, args: Arg
 # --------------------------------------------------------------------------------- running
 class Run:
     """The run directory and its bookkeeping: evaluations (``eval.csv``, ``curve.png``,
-    ``best.npz``), snapshots, ``progress.csv``."""
+    ``best.npz``), snapshots, ``progress.csv``; every file written whole (atomically) or, for
+    ``progress.csv``, grown by whole lines."""
 
-    def __init__(self, args: Args, run_dir: Path, league: Any, start: float) -> None:
+    def __init__(self, args: Args, run_dir: Path, league: Any, start: float,
+                 budget: Budget) -> None:
         self.args = args
         self.dir = run_dir
         self.league = league
         self.start = start
+        self.budget = budget
         self.eval_rows: list[dict[str, Any]] = []
         self.best: dict[str, Any] | None = None
         self.latest_score = -1.0
         self.snapshot_score = -1.0
         self.n_snapshots = 0
-        self.progress_rows: list[dict[str, Any]] = []
+        self.last_row: dict[str, Any] | None = None
+        self.game_seconds: float | None = None  # measured seconds per evaluation game
 
     def policy(self, agent: Any, name: str, steps: int) -> Path:
         return export(agent, self.args, self.dir / name,
                       {"run_dir": str(self.dir), "timesteps": steps, "backend": "fast"})
 
+    def games_within(self, seconds: float, wanted: int, agent: Any) -> int:
+        """Games per opponent (at most ``wanted``) that an evaluation plays in ``seconds``, at
+        the speed measured so far (a first measure: ``2 x --num-players`` games against each
+        opponent, not recorded); at least ``--num-players`` (one deal, every seat)."""
+        a = self.args
+        if math.isinf(seconds):
+            return wanted
+        if self.game_seconds is None:
+            path = self.policy(agent, "eval_policy.npz", 0)
+            t0 = time.monotonic()
+            games = 2 * a.num_players
+            for opponent in specs(a.eval_opponents):
+                evaluate(str(path), opponent, a.num_players, games, seed=0)
+            self.game_seconds = (time.monotonic() - t0) / (games * len(specs(a.eval_opponents)))
+        fit = int(seconds / (self.game_seconds * len(specs(a.eval_opponents))))
+        return max(a.num_players, min(wanted, fit))
+
     def evaluate(self, agent: Any, steps: int, games: int, tag: str = "eval") -> list[dict]:
         """As the sb3 backend's callback: every ``--eval-opponents`` agent, the same deals at
         every evaluation (``derive_seed(seed, 1000, i, 0)``; the final one ``..., 1)``)."""
-        from uno_mk_env.seeding import derive_seed
-
-        from .curves import eval_line, evaluate, plot_curve, selection_score, write_eval_csv
-
         a = self.args
         path = self.policy(agent, "eval_policy.npz", steps)
         rows = []
+        t0 = time.monotonic()
         for i, opponent in enumerate(specs(a.eval_opponents)):
             r = evaluate(str(path), opponent, a.num_players, games,
                          seed=derive_seed(a.seed, 1000, i, int(tag == "final_eval")))
             r.update(timesteps=steps, kind=tag, wall_s=round(time.time() - self.start, 1))
             del r["result"]
             rows.append(r)
+        played = sum(r["games"] for r in rows)
+        self.game_seconds = (time.monotonic() - t0) / max(played, 1)
         self.eval_rows.extend(rows)
         write_eval_csv(self.eval_rows, self.dir / "eval.csv")
         if tag == "final_eval":  # drawing costs seconds: the curve is drawn once, at the end
@@ -563,16 +625,18 @@ class Run:
         self.latest_score = selection_score(rows, specs(a.eval_opponents)[-1])
         if tag == "eval" and steps > 0 and (self.best is None
                                             or self.latest_score > self.best["score"]):
-            shutil.copyfile(path, self.dir / "best.npz")
+            copy_file(path, self.dir / "best.npz")
             self.best = {"timesteps": steps, "score": self.latest_score,
                          "opponent": specs(a.eval_opponents)[-1], "players": [a.num_players]}
         return rows
 
+    def eval_seconds(self, games: int) -> float:
+        """The measured time of an evaluation of ``games`` per opponent (0 before any)."""
+        return (self.game_seconds or 0.0) * games * len(specs(self.args.eval_opponents))
+
     def snapshot(self, agent: Any, steps: int) -> None:
         """Adds the current policy to every table's league when its latest evaluation did not
         drop (the sb3 backend's rule)."""
-        from uno_mk_env.seeding import derive_seed
-
         if self.args.eval_every > 0 and self.latest_score < self.snapshot_score:
             return
         self.snapshot_score = self.latest_score
@@ -582,11 +646,22 @@ class Run:
         self.league.add(str(path), derive_seed(self.args.seed, 2000, self.n_snapshots))
 
     def log(self, row: dict[str, Any]) -> None:
-        self.progress_rows.append(row)
-        with (self.dir / "progress.csv").open("w", newline="", encoding="utf-8") as f:
-            writer = csv.DictWriter(f, fieldnames=list(row))
+        """Appends ``row`` to ``progress.csv`` (the header first) as one write; a write that
+        fails (a full disk) is cut back, so the file only ever holds whole lines."""
+        path = self.dir / "progress.csv"
+        text = io.StringIO()
+        writer = csv.DictWriter(text, fieldnames=list(row), lineterminator="\n")
+        if self.last_row is None:
             writer.writeheader()
-            writer.writerows(self.progress_rows)
+        writer.writerow(row)
+        self.last_row = row
+        with path.open("ab", buffering=0) as f:
+            size = f.tell()
+            try:
+                f.write(text.getvalue().encode("utf-8"))
+            except OSError:
+                f.truncate(size)
+                raise
 
 
 def seeds(args: Args) -> dict[str, str]:
@@ -604,24 +679,41 @@ def seeds(args: Args) -> dict[str, str]:
     }
 
 
+def shipped_files(args: Args) -> list[Path]:
+    """The files ``--save-path`` names (none without it): the policy ``.npz``, its ``.json``
+    provenance and its curve (``_curve.csv``, ``_curve.png``)."""
+    if not args.save_path:
+        return []
+    target = Path(args.save_path)
+    target = target if target.suffix == ".npz" else target.with_name(target.name + ".npz")
+    stem = target.with_suffix("")
+    return [target, stem.with_suffix(".json"), stem.parent / f"{stem.name}_curve.csv",
+            stem.parent / f"{stem.name}_curve.png"]
+
+
 def train(args: Args, invocation: str | None = None) -> dict[str, Any]:
     """Trains, evaluates and saves (see the module docstring); returns the summary
     (``run_dir``, ``timesteps``, ``complete``, ``train_seconds``, ``steps_per_second``,
     ``final_eval``, ``best``, ``policy``).
 
     Raises:
-        TrainingError: a refused request (one line; nothing is created).
+        TrainingError: a refused request (one line; nothing is created): a bad value, an
+            output place that cannot be written.
+        TrainingDiverged: a loss or the weights became non-finite; the last finite policy is
+            the run's ``final.npz`` and ``summary.json`` says when (one line).
     """
+    budget = Budget(args.max_minutes)  # the whole command's: checks and cloning included
     args = table_size_defaults(args)
     check_args(args)
     args = whole_rollouts(args)
+    check_outputs(args, shipped_files(args))
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):  # BLAS threads thrash on small batches
-        return _train(args, invocation)
+        return _train(args, invocation, budget)
 
 
-def _train(args: Args, invocation: str | None) -> dict[str, Any]:
+def _train(args: Args, invocation: str | None, budget: Budget) -> dict[str, Any]:
     import torch
 
     from .rollouts import ProcessRollouts, TableRollouts
@@ -633,21 +725,41 @@ def _train(args: Args, invocation: str | None) -> dict[str, Any]:
     tables: Any = (ProcessRollouts(_env_view(args), args.n_envs, args.env_workers)
                    if args.env_workers > 0 else TableRollouts(_env_view(args), args.n_envs))
     try:
-        return _run(args, invocation, run_name, run_dir, tables)
+        return _run(args, invocation, run_name, run_dir, tables, budget)
     finally:
         tables.close()
 
 
-def _run(args: Args, invocation: str | None, run_name: str, run_dir: Path,
-         tables: Any) -> dict[str, Any]:
+@dataclass
+class Learning:
+    """How far PPO got: learner steps, the last finite weights and optimizer state (``good``,
+    after ``good_steps``; kept if the run diverges), the seconds spent in rollouts and updates,
+    whether ``--max-minutes`` stopped it and whether it started (else a divergence was
+    behaviour cloning's)."""
+
+    good: tuple[dict[str, Any], dict[str, Any]]
+    steps: int = 0
+    good_steps: int = 0
+    train_seconds: float = 0.0
+    timed_out: bool = False
+    started: bool = False
+
+    def keep(self, agent: Any, opt: Any) -> None:
+        """Remembers the current weights and optimizer state as the last finite ones."""
+        self.good, self.good_steps = _state(agent, opt), self.steps
+
+
+def _state(agent: Any, opt: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A copy of the weights and the optimizer's state (to go back to them)."""
+    import copy
+
+    return copy.deepcopy(agent.state_dict()), copy.deepcopy(opt.state_dict())
+
+
+def _run(args: Args, invocation: str | None, run_name: str, run_dir: Path, tables: Any,
+         budget: Budget) -> dict[str, Any]:
     import torch
 
-    from uno_mk_env.observation import OBS_PIECES, OBS_SIZE
-
-    from .args import command_line
-    from .provenance import source_commit, versions
-
-    rng = np.random.default_rng(args.seed)
     agent = make_agent(args)
     if args.init_policy:
         load_actor(agent, initial_actor(args))
@@ -658,36 +770,96 @@ def _run(args: Args, invocation: str | None, run_name: str, run_dir: Path,
         "seeds": seeds(args), "start_timesteps": 0, "resume_sha256": None,
         "observation_size": OBS_SIZE,
         "observation_layout": [[p.name, p.size] for p in OBS_PIECES],
-        "policy_kwargs": {"net_arch": {"pi": ints(args.net_arch), "vf": ints(args.net_arch)},
+        "policy_kwargs": {"net_arch": {"pi": layer_sizes(args), "vf": layer_sizes(args)},
                           "activation_fn": args.activation,
                           "features_extractor_class": "ScaledObservationExtractor"},
     }
 
     def write_config() -> None:
-        (run_dir / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+        write_json(run_dir / "config.json", config)
 
     write_config()
-    begin = time.time()  # --max-minutes counts behaviour cloning and evaluations too
-    if args.bc_teacher and not args.init_policy:
-        t0 = time.time()
-        bc = behaviour_cloning(agent, args)
-        bc["seconds"] = round(time.time() - t0, 1)
-        config["behaviour_cloning"] = bc
-        write_config()
-        print(f"behaviour cloning of {args.bc_teacher}: {bc}", flush=True)
-
-    start = time.time()
-    run = Run(args, run_dir, tables.league, start)
-    run.evaluate(agent, 0, args.eval_games)
+    run = Run(args, run_dir, tables.league, time.time(), budget)
     opt = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
+    learning = Learning(good=_state(agent, opt))
+    diverged: dict[str, Any] | None = None
+    try:
+        if args.bc_teacher and not args.init_policy:
+            t0 = time.time()
+            bc = behaviour_cloning(agent, args, budget)
+            bc["seconds"] = round(time.time() - t0, 1)
+            config["behaviour_cloning"] = bc
+            write_config()
+            print(f"behaviour cloning of {args.bc_teacher}: {bc}", flush=True)
+            opt = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
+            learning.keep(agent, opt)
+        run.evaluate(agent, 0, run.games_within(Budget.EVAL_SHARE * budget.seconds,
+                                                args.eval_games, agent))
+        _learn(args, agent, opt, tables, run, learning)
+    except NonFinite as e:
+        agent.load_state_dict(learning.good[0])
+        opt.load_state_dict(learning.good[1])
+        at = learning.steps + args.n_envs * args.n_steps if learning.started else 0
+        diverged = {"reason": str(e), "at_timesteps": at, "kept_timesteps": learning.good_steps}
+    steps = learning.good_steps
+    complete = steps == args.total_timesteps and not learning.timed_out and diverged is None
+    final_path = run.policy(agent, "final.npz", steps)
+    atomic_save(run_dir / "final.pt", lambda f: torch.save(
+        {"model": agent.state_dict(), "optimizer": opt.state_dict(), "timesteps": steps}, f))
+    final: list[dict[str, Any]] = []
+    if diverged is None:
+        games = run.games_within(budget.left() - Budget.WRITE_SECONDS, final_games(args), agent)
+        final = run.evaluate(agent, steps, games, tag="final_eval")
+    summary: dict[str, Any] = {
+        "run_dir": str(run_dir), "timesteps": steps, "complete": complete,
+        "stopped_by": "diverged" if diverged else "max_minutes" if learning.timed_out
+        else "total_timesteps",
+        "train_seconds": round(learning.train_seconds, 1),
+        "steps_per_second": round(steps / max(learning.train_seconds, 1e-9), 1),
+        "final_eval": [{k: r[k] for k in EVAL_COLUMNS if k in r} for r in final],
+        "best": run.best,
+        "explained_variance": run.last_row["explained_variance"] if run.last_row else None,
+        "policy": str(final_path),
+    }
+    if diverged is not None:
+        summary["diverged"] = diverged
+    elif args.save_path:
+        summary["policy"] = str(ship(args, final_path, config, run, summary, complete))
+    write_json(run_dir / "summary.json", summary)
+    if diverged is not None:
+        what = (f"training diverged at step {diverged['at_timesteps']:,}" if learning.started
+                else "behaviour cloning diverged")
+        raise TrainingDiverged(
+            f"{what} ({diverged['reason']}); "
+            f"the last finite policy (step {steps:,}) is {final_path}, and "
+            f"{run_dir / 'summary.json'} says so (try a lower "
+            f"{'--learning-rate' if learning.started else '--bc-lr'} or --max-grad-norm)")
+    return summary
+
+
+def _learn(args: Args, agent: Any, opt: Any, tables: Any, run: Run,
+           learning: Learning) -> None:
+    """PPO from the current weights: rollouts, updates, the periodic evaluations, checkpoints
+    and snapshots, until ``--total-timesteps`` or the budget's end (less the final
+    evaluation's share); ``learning`` follows it.
+
+    Raises:
+        NonFinite: the run diverged (``learning`` holds the last finite state).
+    """
+    budget = run.budget
+    rng = np.random.default_rng(args.seed)
     tables.reset(args.seed)
     per_rollout = args.n_envs * args.n_steps
     num_updates = args.total_timesteps // per_rollout
-    steps, timed_out, train_seconds = 0, False, 0.0
     next_eval = args.eval_every or math.inf
     next_snapshot = args.snapshot_every or math.inf
     next_checkpoint = args.checkpoint_every or math.inf
     stats: dict[str, list[float]] = {"return": [], "length": [], "place": []}
+    lines = RateLines("train", args.total_timesteps, "steps", deadline=budget.end,
+                      enabled=args.progress)
+    final_reserve = Budget.WRITE_SECONDS + min(run.eval_seconds(final_games(args)),
+                                               Budget.EVAL_SHARE * budget.seconds)
+    learning.started = True
     for i in range(num_updates):
         t0 = time.time()
         if args.anneal_lr:
@@ -695,89 +867,66 @@ def _run(args: Args, invocation: str | None, run_name: str, run_dir: Path,
         buf = collect(agent, tables, args, stats)
         adv, returns = buf.advantages(args.gamma, args.gae_lambda)
         losses = update(agent, opt, buf, adv, returns, args, rng,
-                        critic_only=steps < args.critic_warmup)
-        steps += per_rollout
-        train_seconds += time.time() - t0
-        run.log({"timesteps": steps, "seconds": round(time.time() - start, 2),
-                 "steps_per_second": round(steps / max(train_seconds, 1e-9), 1),
+                        critic_only=learning.steps < args.critic_warmup)
+        learning.steps += per_rollout
+        learning.keep(agent, opt)
+        steps, update_seconds = learning.steps, time.time() - t0
+        learning.train_seconds += update_seconds
+        run.log({"timesteps": steps, "seconds": round(time.time() - run.start, 2),
+                 "steps_per_second": round(steps / max(learning.train_seconds, 1e-9), 1),
                  "episodes": len(stats["return"]),
                  "ep_return_mean": float(np.mean(stats["return"][-200:] or [0.0])),
                  "ep_place_mean": float(np.mean(stats["place"][-200:] or [0.0])),
                  "lr": opt.param_groups[0]["lr"], **losses})
-        if args.progress:
-            print(f"{steps:,} steps, {steps / max(train_seconds, 1e-9):,.0f} steps/s, return "
-                  f"{run.progress_rows[-1]['ep_return_mean']:+.3f}", flush=True)
+        lines.update(steps)
         if steps >= next_eval and steps < args.total_timesteps:
             next_eval += args.eval_every
-            run.evaluate(agent, steps, args.eval_games)
+            if run.eval_seconds(args.eval_games) < budget.left() - final_reserve:
+                run.evaluate(agent, steps, args.eval_games)
         if steps >= next_checkpoint:
             next_checkpoint += args.checkpoint_every
-            (run_dir / "checkpoints").mkdir(exist_ok=True)
+            (run.dir / "checkpoints").mkdir(exist_ok=True)
             run.policy(agent, f"checkpoints/policy_{steps}_steps.npz", steps)
         if steps >= next_snapshot:
             next_snapshot += args.snapshot_every
             run.snapshot(agent, steps)
-        if args.max_minutes > 0 and time.time() - begin > 60 * args.max_minutes:
-            timed_out = i < num_updates - 1
-            break
-    complete = steps == args.total_timesteps and not timed_out
-    final_path = run.policy(agent, "final.npz", steps)
-    torch.save({"model": agent.state_dict(), "optimizer": opt.state_dict(), "timesteps": steps},
-               run_dir / "final.pt")
-    final = run.evaluate(agent, steps, final_games(args), tag="final_eval")
-    from .curves import EVAL_COLUMNS
-
-    summary: dict[str, Any] = {
-        "run_dir": str(run_dir), "timesteps": steps, "complete": complete,
-        "stopped_by": "max_minutes" if timed_out else "total_timesteps",
-        "train_seconds": round(train_seconds, 1),
-        "steps_per_second": round(steps / max(train_seconds, 1e-9), 1),
-        "final_eval": [{k: r[k] for k in EVAL_COLUMNS if k in r} for r in final],
-        "best": run.best,
-        "explained_variance": run.progress_rows[-1]["explained_variance"]
-        if run.progress_rows else None,
-        "policy": str(final_path),
-    }
-    if args.save_path:
-        summary["policy"] = str(ship(args, final_path, config, run, summary, complete))
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    return summary
+        # Stop when another update would eat into the final evaluation's time.
+        if i < num_updates - 1 and budget.left() < update_seconds + final_reserve:
+            learning.timed_out = True
+            return
 
 
 def ship(args: Args, final_path: Path, config: dict[str, Any], run: Run,
          summary: dict[str, Any], complete: bool) -> Path:
-    """``--save-path``: the policy ``.npz``, its JSON provenance and its curve (CSV, PNG)."""
-    from .curves import plot_curve, write_eval_csv
-
-    target = Path(args.save_path)
-    target = target if target.suffix == ".npz" else target.with_name(target.name + ".npz")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(final_path, target)
-    stem = target.with_suffix("")
+    """``--save-path``: the policy ``.npz``, its JSON provenance and its curve (CSV, PNG), each
+    written atomically."""
+    target, info_path, csv_path, png_path = shipped_files(args)
+    copy_file(final_path, target)
     info = {"numpy_policy": target.name, "timesteps": summary["timesteps"], **config,
             "complete": complete, "summary": summary,
             "selection": {"method": "the final model of the run"}}
-    stem.with_suffix(".json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-    write_eval_csv(run.eval_rows, stem.parent / f"{stem.name}_curve.csv")
-    plot_curve(run.eval_rows, args.num_players, stem.parent / f"{stem.name}_curve.png",
+    write_json(info_path, info)
+    write_eval_csv(run.eval_rows, csv_path)
+    plot_curve(run.eval_rows, args.num_players, png_path,
                f"{target.name}: {args.num_players} players, seed {args.seed}")
     return target
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m uno_mk_env.training.ppo_fast``: 0 when trained, 2 with a one-line error when
-    the request is refused."""
-    from uno_mk_env.evaluation.tournament import OutputPathError
-
-    from .args import parse
-
+    the request is refused, 1 when the run failed (it diverged, an env worker died, a file
+    could not be written)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse(Args, argv, PROG, DESCRIPTION)
+    quiet_threads(args.torch_threads)
     try:
         summary = train(args, invocation=" ".join([PROG, *argv]))
-    except (TrainingError, OutputPathError) as e:
+    except UnoMkError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
-        return 2
+        return e.exit_code
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
     print(json.dumps(summary, indent=2))
     return 0
 

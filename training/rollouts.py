@@ -21,15 +21,23 @@ values and log-probabilities of the actions itself, in one batched torch pass.
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
 import types
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
+from uno_mk_env.agents.ppo import numpy_actor
+from uno_mk_env.errors import one_line
 from uno_mk_env.seeding import derive_seed
 
-from .vector_envs import make_vector_training_env
+from .args import TrainingError
+from .vector_envs import check_vector_args, make_vector_training_env
 
 __all__ = ["Batch", "ProcessRollouts", "TableRollouts", "sample_actions"]
 
@@ -103,8 +111,6 @@ class TableRollouts:
                 n_steps: int) -> Batch:
         """``n_steps`` steps of every table, the learner playing the actor ``layers``
         (:func:`uno_mk_env.agents.ppo.numpy_actor`)."""
-        from uno_mk_env.agents.ppo import numpy_actor
-
         if self.obs is None:
             raise RuntimeError("reset() needs to be called before rollout()")
         actor = numpy_actor(layers, activation, scale)
@@ -122,7 +128,7 @@ class TableRollouts:
             self.obs, rewards[t], term, trunc, info = self.venv.step(actions[t])
             dones[t] = term | trunc
             for j in np.flatnonzero(dones[t]):
-                ep = info["episode"]
+                ep = info["uno_episode"]  # uno_mk_env.vector.STATS_KEY
                 batch.episodes.append((t, int(j), float(ep["r"][j]), int(ep["l"][j]),
                                        int(ep["place"][j])))
                 if trunc[j] and not term[j]:
@@ -136,35 +142,59 @@ class TableRollouts:
 
 def _worker(conn: Any, args: dict[str, Any], first: int, count: int) -> None:
     """A worker process: a :class:`TableRollouts` of tables ``first … first + count - 1``;
-    answers ``reset``, ``rollout``, ``add`` (a snapshot) and ``close`` on ``conn``."""
-    from threadpoolctl import threadpool_limits
+    answers ``reset``, ``rollout``, ``add`` (a snapshot) and ``close`` on ``conn``, each reply
+    ``(True, value)``, or ``(False, one line)`` when the request failed (then it exits).
 
+    It ignores SIGINT (Ctrl-C reaches the whole process group: the learner decides how the run
+    ends) and exits without a word when its pipe closes (the learner ended, or was killed)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     threadpool_limits(limits=1, user_api="blas")
-    tables = TableRollouts(types.SimpleNamespace(**args), count, first)
-    while True:
-        command, payload = conn.recv()
-        if command == "reset":
-            tables.reset(payload)
-            conn.send(None)
-        elif command == "rollout":
-            conn.send(tables.rollout(*payload))
-        elif command == "add":
-            conn.send(tables.league.add(*payload))
-        else:
-            conn.close()
-            return
+    try:
+        tables = TableRollouts(types.SimpleNamespace(**args), count, first)
+        while True:
+            command, payload = conn.recv()
+            reply: Any = None
+            if command == "reset":
+                tables.reset(payload)
+            elif command == "rollout":
+                reply = tables.rollout(*payload)
+            elif command == "add":
+                reply = tables.league.add(*payload)
+            else:
+                return
+            conn.send((True, reply))
+    except (EOFError, OSError):  # the learner is gone: nobody to tell
+        return
+    except Exception as e:  # noqa: BLE001 - any failure goes back to the learner as one line
+        with contextlib.suppress(OSError):
+            conn.send((False, f"{type(e).__name__}: {one_line(str(e))}"))
+    finally:
+        conn.close()
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored while worker processes start: a spawned interpreter inherits the
+    disposition, so a Ctrl-C while it imports is not a ``KeyboardInterrupt`` traceback."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class ProcessRollouts:
     """The training tables split over ``workers`` spawned processes playing their shares of
     each rollout at the same time (see the module docstring); ``reset``, ``rollout``,
-    ``league.add`` and ``close`` as :class:`TableRollouts`. A worker that dies ends the run
-    with an error (its pipe breaks), never a hang."""
+    ``league.add`` and ``close`` as :class:`TableRollouts`. A worker that fails or dies ends the
+    run with one error line (its pipe breaks), never a hang; the workers ignore Ctrl-C and end
+    quietly when the learner closes them or dies."""
 
     def __init__(self, args: Any, num_envs: int, workers: int) -> None:
         import multiprocessing
-
-        from .vector_envs import check_vector_args
 
         check_vector_args(args)
         ctx = multiprocessing.get_context("spawn")
@@ -174,25 +204,31 @@ class ProcessRollouts:
         fields = {k: v for k, v in vars(args).items() if not k.startswith("_")}
         self._conns: list[Any] = []
         self._procs: list[Any] = []
-        for first, count in zip(self._offsets, sizes):
-            parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_worker, args=(child, fields, first, count), daemon=True)
-            proc.start()
-            child.close()
-            self._conns.append(parent)
-            self._procs.append(proc)
+        with _sigint_ignored():
+            for first, count in zip(self._offsets, sizes):
+                parent, child = ctx.Pipe()
+                proc = ctx.Process(target=_worker, args=(child, fields, first, count),
+                                   daemon=True)
+                proc.start()
+                child.close()
+                self._conns.append(parent)
+                self._procs.append(proc)
         self.league = self  # league.add(path, seed)
 
     def _ask(self, command: str, payload: Any) -> list[Any]:
         try:
             for conn in self._conns:
                 conn.send((command, payload))
-            return [conn.recv() for conn in self._conns]
+            replies = [conn.recv() for conn in self._conns]
         except (EOFError, OSError):  # a broken pipe: the worker is gone
-            from .args import TrainingError
-
+            for proc in self._procs:
+                proc.join(timeout=1)
             codes = [p.exitcode for p in self._procs if not p.is_alive()]
             raise TrainingError(f"an env worker process died (exit codes {codes})") from None
+        failed = [value for ok, value in replies if not ok]
+        if failed:
+            raise TrainingError(f"an env worker process failed: {failed[0]}")
+        return [value for _, value in replies]
 
     def add(self, path: str, seed: int) -> int:
         return int(self._ask("add", (path, seed))[0])
@@ -206,10 +242,16 @@ class ProcessRollouts:
                           self._offsets)
 
     def close(self) -> None:
-        for conn, proc in zip(self._conns, self._procs):
-            try:
+        """Asks every worker to end and closes its pipe (a worker still busy with a rollout
+        then finds the pipe closed and ends too); one that has not ended within a few seconds
+        is killed."""
+        for conn in self._conns:
+            with contextlib.suppress(OSError):
                 conn.send(("close", None))
-            except (BrokenPipeError, OSError):
-                pass
+            conn.close()
+        for proc in self._procs:
             proc.join(timeout=5)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
         self._conns, self._procs = [], []

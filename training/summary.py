@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 #: ``(out, title, columns, rows)``: draws a table (``uno_mk_env.cli.common.print_table`` draws
 #: it with rich when installed).
-TablePrinter = Callable[[TextIO, str, Sequence[str], Sequence[Sequence[str]]], None]
+TablePrinter = Callable[[TextIO, str, Sequence[str], Sequence[Sequence[str]]], object]
 
 
 def summary_rows(summary: dict[str, Any]) -> list[list[str]]:

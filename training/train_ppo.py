@@ -69,7 +69,7 @@ from typing import Any
 import numpy as np
 
 from . import args as _args
-from .args import TrainArgs, TrainingError, ints, new_run_dir, specs
+from .args import TrainArgs, TrainingError, ints, new_run_dir
 from .curves import read_eval_csv
 from .resume import resume_source, run_dir_of
 
@@ -243,49 +243,32 @@ def inherit_resume_args(args: Args, given: set[str]) -> Args:
 
 # ------------------------------------------------------------------------------- checks
 def check_args(args: Args) -> None:
-    """Refuses arguments that cannot run, in one line, before anything is created.
+    """Refuses arguments that cannot run, in one line, before anything is created: every value
+    (:func:`uno_mk_env.training.args.check`), then this backend's table sizes, rules presets,
+    evaluation table sizes and place weight.
 
     Raises:
         TrainingError: naming the value and what is allowed.
     """
-    from uno_mk_env.rules import MAX_PLAYERS, MIN_PLAYERS
+    from uno_mk_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
 
     from .envs import table_sizes
 
-    if not MIN_PLAYERS <= args.num_players <= MAX_PLAYERS:
-        raise TrainingError(f"--num-players {args.num_players}: must be {MIN_PLAYERS}-"
-                            f"{MAX_PLAYERS}")
-    _args.check_ranges(
-        args,
-        at_least_one=("torch_threads", "max_steps", "n_envs", "n_steps", "total_timesteps",
-                      "batch_size", "n_epochs", "max_snapshots", "bc_steps", "bc_epochs",
-                      "eval_games"),
-        non_negative=("snapshot_every", "eval_every", "checkpoint_every", "max_minutes",
-                      "final_eval_games",
-                      "ent_coef", "vf_coef", "target_kl"),
-        unit=("self_play_prob", "gamma", "gae_lambda", "bc_smoothing", "place_weight"),
-        positive=("learning_rate", "clip_range", "max_grad_norm", "bc_lr"))
-    if args.activation not in ("tanh", "relu"):
-        raise TrainingError(f"--activation {args.activation!r}: must be tanh or relu")
-    if args.reward not in ("win", "points", "place", "win_place"):
-        raise TrainingError(f"--reward {args.reward!r}: must be win, points, place or "
-                            "win_place")
+    _args.check(args, rewards=("win", "points", "place", "win_place"))
     if args.reward != "win_place" and args.place_weight != Args.place_weight:
         raise TrainingError(f"--place-weight {args.place_weight}: only --reward win_place uses "
                             f"it (the reward is {args.reward!r})")
     if args.vec_env not in ("auto", "dummy", "subproc"):
-        raise TrainingError(f"--vec-env {args.vec_env!r}: must be auto, dummy or subproc")
+        raise _args.refuse("vec_env", args.vec_env, "must be auto, dummy or subproc")
     table_sizes(args)
-    from uno_mk_env.rules import PRESETS
-
     _args.weighted(args.rule_presets or "default", "--rule-presets", allowed=list(PRESETS))
-    for n in ints(args.eval_players):
-        if not MIN_PLAYERS <= n <= MAX_PLAYERS:
-            raise TrainingError(f"--eval-players {args.eval_players!r}: {n} is not "
-                                f"{MIN_PLAYERS}-{MAX_PLAYERS}")
-    if not specs(args.eval_opponents):
-        raise TrainingError("--eval-opponents is empty: give at least one agent spec")
-    _args.check_agent_specs(args, ("opponents", "eval_opponents", "bc_teacher"))
+    try:
+        players = ints(args.eval_players)
+    except ValueError:
+        players = [0]
+    if not all(MIN_PLAYERS <= n <= MAX_PLAYERS for n in players) or len(players) > 9:
+        raise _args.refuse("eval_players", args.eval_players, f"must be comma-separated table "
+                           f"sizes, each {MIN_PLAYERS}-{MAX_PLAYERS}")
 
 
 def whole_rollouts(args: Args, start: int) -> Args:

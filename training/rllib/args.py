@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from .. import args as _args
 from ..args import TrainArgs, TrainingError
@@ -100,60 +99,21 @@ def parse_args(argv: Sequence[str] | None = None, prog: str = PROG) -> Args:
 
 
 def check_args(args: Args) -> None:
-    """Refuses arguments that cannot run, each with a one-line reason.
+    """Refuses arguments that cannot run, each with a one-line reason: every value
+    (:func:`uno_mk_env.training.args.check`), then this backend's combinations.
 
     Raises:
         TrainingError: the first bad argument, naming its value and what is allowed.
     """
-    _check_model_args(args)
-    _check_ranges(args)
-    if args.opponent_prob > 0 and not _args.specs(args.opponents):
-        raise _bad("opponents", args.opponents, "--opponent-prob > 0 needs at least one agent")
-    if args.minibatch_size > args.train_batch_size:
-        raise _bad("minibatch_size", args.minibatch_size,
-                   f"must be <= --train-batch-size ({args.train_batch_size})")
-    if not _args.specs(args.eval_opponents):
-        raise _bad("eval_opponents", args.eval_opponents, "needs at least one agent")
-    _args.check_agent_specs(args, ("opponents", "eval_opponents", "bc_teacher"))
-
-
-def _bad(name: str, value: Any, allowed: str) -> TrainingError:
-    """The error of :func:`check_args` for the argument ``name`` given ``value``."""
-    return TrainingError(f"--{name.replace('_', '-')} {value!r}: {allowed}")
-
-
-def _check_model_args(args: Args) -> None:
-    """Refuses a table size, reward mode, activation or ``--net-arch`` that does not exist."""
     from uno_mk_env.rewards import REWARD_MODES
-    from uno_mk_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
-    if not MIN_PLAYERS <= args.num_players <= MAX_PLAYERS:
-        raise _bad("num_players", args.num_players, f"must be {MIN_PLAYERS}-{MAX_PLAYERS}")
-    if args.reward not in REWARD_MODES:
-        raise _bad("reward", args.reward, f"must be one of {', '.join(REWARD_MODES)}")
-    if args.activation not in ("tanh", "relu"):
-        raise _bad("activation", args.activation, "must be tanh or relu")
-    try:
-        hidden = _args.ints(args.net_arch)
-    except ValueError:
-        hidden = [0]
-    if not hidden or min(hidden) < 1:
-        raise _bad("net_arch", args.net_arch, "must be comma-separated positive layer sizes")
-
-
-def _check_ranges(args: Args) -> None:
-    """Refuses counts and probabilities out of their ranges."""
-    _args.check_ranges(
-        args,
-        at_least_one=("max_steps", "total_timesteps", "train_batch_size", "minibatch_size",
-                      "num_epochs", "eval_games", "eval_workers",
-                      "envs_per_runner", "bc_steps", "bc_epochs"),
-        non_negative=("league_size", "snapshot_every", "eval_every", "checkpoint_every",
-                      "num_learners", "num_cpus", "final_eval_games"),
-        unit=("league_prob", "opponent_prob", "gamma", "gae_lambda"))
-    if args.num_env_runners < -1:
-        raise _bad("num_env_runners", args.num_env_runners, "must be >= 0, or -1 for automatic")
+    _args.check(args, rewards=REWARD_MODES)
+    if args.opponent_prob > 0 and not _args.specs(args.opponents):
+        raise _args.refuse("opponents", args.opponents,
+                           "--opponent-prob > 0 needs at least one agent")
+    if args.minibatch_size > args.train_batch_size:
+        raise _args.refuse("minibatch_size", args.minibatch_size,
+                           f"must be <= --train-batch-size ({args.train_batch_size})")
     if args.league_prob + args.opponent_prob > 1.0:
         raise TrainingError(f"--league-prob {args.league_prob} + --opponent-prob "
                             f"{args.opponent_prob} exceed 1")
-

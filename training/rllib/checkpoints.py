@@ -6,7 +6,6 @@ algorithm is passed in)."""
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ import numpy as np
 from uno_mk_env.files import read_json
 
 from ..args import TrainingError
+from ..outputs import write_json
 from .args import RESUME_FIXED, Args
 from .league import MAIN
 
@@ -103,8 +103,7 @@ def save_checkpoint(algo: Any, run_dir: Path, steps: int, meta: dict[str, Any],
     algo.save_to_path(str(path.resolve()))
     export_module(algo.learner_group.get_weights([MAIN])[MAIN], activation,
                   path / CHECKPOINT_POLICY, provenance={"timesteps": steps})
-    (path / CHECKPOINT_META).write_text(json.dumps({**meta, "timesteps": steps}, indent=2) + "\n",
-                                        encoding="utf-8")
+    write_json(path / CHECKPOINT_META, {**meta, "timesteps": steps})
     return path
 
 

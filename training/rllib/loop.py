@@ -5,9 +5,7 @@ line. Imports Ray only once the arguments are checked (a missing Ray is one line
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
-import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -18,6 +16,7 @@ from uno_mk_env.seeding import derive_seed
 
 from .. import args as _args
 from ..args import TrainingError
+from ..outputs import copy_file, write_json
 from ..summary import TablePrinter, print_summary
 from .args import PROG, Args, check_args, parse_args
 from .checkpoints import (
@@ -42,25 +41,19 @@ def train(args: Args, invocation: str | None = None) -> dict[str, Any]:
     Raises:
         TrainingError: a refused request (one line), before anything is written.
     """
-    from uno_mk_env.evaluation.tournament import OutputPathError, check_output_dir
-
     check_args(args)
     args = dataclasses.replace(args, final_eval_games=_args.final_eval_games(args))
     meta = read_checkpoint(args.resume) if args.resume else None
     target = None
-    names: list[str] = []
-    try:
-        if args.save_path:
-            target = Path(args.save_path)
-            if target.suffix != ".npz":
-                target = target.with_name(target.name + ".npz")
-            stem = target.with_suffix("")
-            names = [target.name, f"{stem.name}.json", f"{stem.name}_curve.csv",
-                     f"{stem.name}_curve.png"]
-            check_output_dir(target.parent, names)
-        check_output_dir(args.runs_dir, [])
-    except OutputPathError as e:
-        raise TrainingError(str(e)) from None
+    shipped: list[Path] = []
+    if args.save_path:
+        target = Path(args.save_path)
+        if target.suffix != ".npz":
+            target = target.with_name(target.name + ".npz")
+        stem = target.with_suffix("")
+        shipped = [target, stem.with_suffix(".json"), stem.parent / f"{stem.name}_curve.csv",
+                   stem.parent / f"{stem.name}_curve.png"]
+    _args.check_outputs(args, shipped)
     ray_info = connect(args)
     import ray
 
@@ -89,7 +82,7 @@ def _train(args: Args, invocation: str | None, meta: dict[str, Any] | None,
         "ray": ray_info, "num_env_runners": runners,
         "resumed_from": str(Path(args.resume).expanduser().resolve()) if meta else None,
     }
-    (run_dir / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    write_json(run_dir / "config.json", config)
     where = (f"a local Ray ({ray_info['cpus']} CPUs)" if ray_info["local"] else
              f"the Ray cluster at {ray_info['address']} ({ray_info['nodes']} node(s), "
              f"{ray_info['cpus']} CPUs)")
@@ -105,8 +98,7 @@ def _train(args: Args, invocation: str | None, meta: dict[str, Any] | None,
             _restore(algo, args, league, config)
         placement = env_runner_placement(algo)
         config["env_runners"] = placement
-        (run_dir / "config.json").write_text(json.dumps(config, indent=2) + "\n",
-                                             encoding="utf-8")
+        write_json(run_dir / "config.json", config)
         run = _Run(algo, args, run_dir, outputs, league, eval_rows,
                    int(meta.get("timesteps", 0)) if meta else 0)
         start_steps = run.steps
@@ -136,8 +128,7 @@ def _train(args: Args, invocation: str | None, meta: dict[str, Any] | None,
             "resumed_weights_match": config.get("resumed_weights_match"),
             "final_eval": [{k: r[k] for k in r if k != "result"} for r in final_rows],
         }
-        (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n",
-                                              encoding="utf-8")
+        write_json(run_dir / "summary.json", summary)
         if target is not None:
             summary["policy"] = str(_ship(run, target, config, summary))
         return summary
@@ -184,8 +175,7 @@ def _warm_start(algo: Any, args: Args, run_dir: Path, config: dict[str, Any]) ->
     bc = behaviour_cloning_warm_start(algo, args)
     bc["seconds"] = round(time.time() - t0, 1)
     config["behaviour_cloning"] = bc
-    (run_dir / "config.json").write_text(json.dumps(config, indent=2) + "\n",
-                                         encoding="utf-8")
+    write_json(run_dir / "config.json", config)
     say(f"behaviour cloning: {bc}")
 
 
@@ -239,7 +229,7 @@ class _Run:
         self.latest = rows[-1]["win_rate"]
         if tag == "eval" and self.latest > self.best:
             self.best = self.latest
-            shutil.copyfile(path, self.run_dir / "best.npz")
+            copy_file(path, self.run_dir / "best.npz")
         say(eval_line(tag, self.steps, rows, time.time() - started))
         return rows
 
@@ -350,8 +340,7 @@ def _ship(run: _Run, target: Path, config: dict[str, Any], summary: dict[str, An
     stem = target.with_suffix("")
     info = {**config, "numpy_policy": shipped.name, "timesteps": run.steps,
             "complete": summary["complete"], "summary": summary}
-    (stem.parent / f"{stem.name}.json").write_text(json.dumps(info, indent=2) + "\n",
-                                                   encoding="utf-8")
+    write_json(stem.with_suffix(".json"), info)
     write_eval_csv(run.eval_rows, stem.parent / f"{stem.name}_curve.csv")
     plot_curve(run.eval_rows, args.num_players, stem.parent / f"{stem.name}_curve.png",
                f"{target.name}: {args.num_players} players, seed {args.seed} (RLlib)",
