@@ -18,9 +18,11 @@ from uno_mk_env import Game, PlayerView, Rules
 from uno_mk_env import actions as A
 from uno_mk_env.agents import Agent
 from uno_mk_env.agents.base import build_agent
-from uno_mk_env.cards import CODE_TO_KIND, CODES, COLOUR_NAMES, COLOURS, NAMES, W4
+from uno_mk_env.cards import CODE_TO_KIND, CODES, COLOUR_NAMES, COLOURS, W4
 from uno_mk_env.evaluation.match import MatchStopped, play_match
-from uno_mk_env.phases import PHASE_NAMES, Phase
+from uno_mk_env.phases import Phase
+from uno_mk_env.render import action_text, offered_actions
+from uno_mk_env.rewards import places
 from uno_mk_env.seeding import derive_seed
 
 from .common import CLIError, add_rule_args, check_agents, players, rules_from_args, specs
@@ -61,31 +63,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def choice_label(action: int, view: PlayerView, names: Sequence[str]) -> str:
-    """What choosing ``action`` means, in words, for the seat of ``view``."""
-    me = view.seat
-    if action < A.DRAW:
-        drawn = " (the card you drew)" if view.phase == Phase.PLAY_DRAWN else ""
-        return f"play {CODES[action]:<3} {NAMES[action]}{drawn}"
-    if action == A.DRAW:
-        return "draw a card"
-    if action == A.KEEP:
-        return "keep the drawn card (your turn ends)"
-    if A.COLOUR_BASE <= action < A.TARGET_BASE:
-        return f"name {COLOUR_NAMES[action - A.COLOUR_BASE]}"
-    if A.TARGET_BASE <= action < A.CHALLENGE:
-        target = (me + action - A.TARGET_BASE + 1) % view.num_players
-        return (f"hit {names[target]} with the Green Shell "
-                f"({view.hand_sizes[target]} cards, draws 1)")
-    if action == A.CHALLENGE:
-        return (f"challenge {names[view.w4_player]}'s Wild Draw Four "
-                "(illegal: they draw 4; legal: you draw 6)")
-    if action == A.ACCEPT:
-        return "accept: draw 4 and lose your turn"
-    if action == A.CALL_UNO:
-        return "call UNO! (then play your card)"
-    if action == A.CATCH_UNO:
-        return f"catch {names[view.uno_catchable]}'s missed UNO (they draw)"
-    return A.ACTION_NAMES[action]
+    """A menu line: what choosing ``action`` means, in words
+    (:func:`uno_mk_env.render.action_text`), with the code a card may be typed by."""
+    label = action_text(action, view, names)
+    return f"{label} [{CODES[action]}]" if action < A.DRAW else label
 
 
 _WORDS = {
@@ -118,6 +99,9 @@ def why_not(action: int, view: PlayerView, rules: Rules) -> str:
             return "You have already called UNO."
         if view.phase not in (Phase.PLAY, Phase.PLAY_DRAWN):
             return "You cannot call UNO now: UNO is called on your turn, before you play a card."
+        if held == 2:
+            return ("You cannot call UNO now: you have no card to play after it (UNO is called "
+                    "before playing your second-to-last card); draw instead.")
         return ("You cannot call UNO now: UNO is called holding exactly two cards, before "
                 f"playing the second-to-last one (you hold {held}).")
     if action == A.CATCH_UNO:
@@ -204,7 +188,8 @@ class TerminalPlayer(Agent):
         from uno_mk_env.render import render_game
 
         assert self._game is not None
-        return render_game(self._game, self.seat, self.names, self.recent(), done=done)
+        return render_game(self._game, self.seat, self.names, self.recent(), done=done,
+                           choices=False)
 
     def act(self, observation: np.ndarray | None, action_mask: np.ndarray,
             view: PlayerView) -> int:
@@ -262,16 +247,45 @@ def play(
     except MatchStopped:
         say("You left the game.")
         return 0
-    g = outcome.game
     say()
     say(person.table(done=True))
-    if g.winner is None:
-        say("Game over: no winner.")
-    elif g.winner == seat:
-        say(f"Game over: you win! Final scores: {list(g.scores)}")
-    else:
-        say(f"Game over: {names[g.winner]} wins. Final scores: {list(g.scores)}")
+    say(result_text(outcome.game, seat, names))
     return 0
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _points(n: int) -> str:
+    return f"{n} point{'s' if n != 1 else ''}"
+
+
+def result_text(game: Game, seat: int, names: Sequence[str]) -> str:
+    """How a finished game ended for the person at ``seat``, as sentences: their place and
+    score first, then every other seat's, in place order (places as tournaments rank them,
+    :func:`uno_mk_env.rewards.places`: the winner, then score, then the points left in hand)."""
+    n = game.num_players
+    scores = list(game.scores)
+    hand_points = [game.hand_points(s) for s in range(n)]
+    place = places(game.winner, scores, hand_points)
+    shared = {p for p in place if place.count(p) > 1}
+
+    def finish(s: int, who: str) -> str:
+        if s == game.winner:
+            return f"{who} won with {_points(scores[s])}"
+        joint = "joint " if place[s] in shared else ""
+        return f"{who} finished {joint}{_ordinal(place[s])} with {_points(scores[s])}"
+
+    others = sorted((s for s in range(n) if s != seat), key=lambda s: (place[s], s))
+    text = "Game over: " + ("nobody won (stalemate). " if game.winner is None else "")
+    text += finish(seat, "you") + "; " + ", ".join(finish(s, names[s]) for s in others) + "."
+    by_hand = any(scores[a] == scores[b] and place[a] != place[b] and game.winner not in (a, b)
+                  for a in range(n) for b in range(n))
+    if by_hand:
+        text += " Equal scores are ranked by the points of the cards left in hand, fewest first."
+    return text
 
 
 def ask(
@@ -284,7 +298,7 @@ def ask(
 ) -> int | None:
     """Prompts until a legal action is chosen; ``None`` when the player quits (or input ends).
     With a single choice (a Green Shell at two players), Enter takes it."""
-    legal = _menu_order(view.legal_actions)
+    legal = _menu_order(offered_actions(view))
     lookup = _words_for(legal)
     # every action's words, to say why one is not a choice now
     known = _words_for((A.DRAW, A.KEEP, A.CHALLENGE, A.ACCEPT, A.CALL_UNO, A.CATCH_UNO))
@@ -296,7 +310,7 @@ def ask(
         hint = f"Enter a number from 1 to {len(legal)}, ? for help or q to quit."
 
     def menu() -> None:
-        say(f"Your choices ({PHASE_NAMES[view.phase]}):")
+        say("Your choices:")
         for i, a in enumerate(legal, 1):
             say(f"  {i:>2}) {choice_label(a, view, names)}")
 

@@ -10,18 +10,31 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import NamedTuple
 
 from . import actions as A
 from .actions import KEEP
-from .cards import CODES, COLOUR_NAMES, ITEM_NAMES, NAMES
+from .cards import CODES, COLOUR_NAMES, ITEM_NAMES, NAMES, counts_to_kinds
 from .events import Event, event_for
 from .game import Game
-from .phases import PHASE_NAMES, Phase
+from .phases import Phase
 from .view import PlayerView
 
 __all__ = [
-    "RecentDecisions", "event_text", "events_text", "merge_lines", "render_game", "render_table",
+    "PHASE_WORDS", "KnownCards", "RecentDecisions", "action_text", "event_text", "events_text",
+    "known_cards", "known_text", "merge_lines", "offered_actions", "render_game", "render_table",
 ]
+
+#: What the decider of each phase does, in words.
+PHASE_WORDS: dict[int, str] = {
+    Phase.PLAY: "play a card or draw",
+    Phase.PLAY_DRAWN: "play the card just drawn or keep it",
+    Phase.CHOOSE_COLOUR: "name a colour",
+    Phase.CHOOSE_TARGET: "aim the Green Shell",
+    Phase.CHALLENGE: "challenge or accept the Wild Draw Four",
+    Phase.UNO_CATCH: "catch a missed UNO or let it pass",
+    Phase.GAME_OVER: "nobody: the game is over",
+}
 
 _DRAW_REASON = {
     "voluntary": "", "draw_two": " (Draw Two)", "wild_draw_four": " (Wild Draw Four)",
@@ -129,15 +142,105 @@ def merge_lines(lines: Sequence[tuple[int, str]], names: Sequence[str]) -> list[
     return out
 
 
+class KnownCards(NamedTuple):
+    """Cards a seat knows another seat holds now (:func:`known_cards`)."""
+
+    seat: int  #: whose cards
+    kinds: tuple[int, ...]  #: the cards known to be in that hand, in kind order
+    others: int  #: that hand's other cards, unknown to the viewer
+
+
+def known_cards(game: Game, seat: int) -> KnownCards | None:
+    """What ``seat`` knows for certain of another seat's hand now: the hand its latest
+    challenge revealed (``PlayerView.revealed_hand``, R6.3), less one copy of each card that
+    player has played since (public plays: after a draw the card played may have been the drawn
+    copy, so a shown copy is no longer certain). ``None`` when no challenge revealed a hand to
+    ``seat`` this round, when every shown card has been played since, or when the game's event
+    log does not hold the reveal (a position loaded from a state dict or sampled from a view:
+    the plays since cannot be told, so nothing is claimed)."""
+    view = game.view(seat)
+    if view.revealed_hand is None:
+        return None
+    owner = view.revealed_by
+    events = game.events
+    at = next((i for i in range(len(events) - 1, -1, -1) if events[i][0] == "reveal"
+               and events[i][1] == owner and events[i][2] == seat), None)
+    if at is None:
+        return None
+    counts = bytearray(view.revealed_hand)
+    for e in events[at + 1:]:
+        if e[0] == "play" and e[1] == owner and counts[e[2]]:
+            counts[e[2]] -= 1
+    kinds = counts_to_kinds(counts)
+    if not kinds:
+        return None
+    return KnownCards(owner, kinds, view.hand_sizes[owner] - len(kinds))
+
+
+def known_text(known: KnownCards, names: Sequence[str]) -> str:
+    """:class:`KnownCards` as one line."""
+    text = (f"{names[known.seat]} holds {' '.join(CODES[k] for k in known.kinds)} "
+            "(seen when you challenged their Wild Draw Four)")
+    if known.others:
+        text += f" and {known.others} card{'s' if known.others != 1 else ''} you have not seen"
+    return text
+
+
+def offered_actions(view: PlayerView) -> tuple[int, ...]:
+    """The deciding ``view``'s legal actions worth offering a person: all of them but a
+    ``CALL_UNO`` with no card to play after it (R8: UNO is called before playing the
+    second-to-last card; with nothing playable the call leaves only the draw, after which the
+    hand holds three cards)."""
+    legal = view.legal_actions
+    if A.CALL_UNO in legal and not any(a < A.DRAW for a in legal):
+        return tuple(a for a in legal if a != A.CALL_UNO)
+    return legal
+
+
+def action_text(action: int, view: PlayerView, names: Sequence[str]) -> str:
+    """What choosing ``action`` means, in words, for the seat of ``view`` (its decider)."""
+    if action < A.DRAW:
+        drawn = " (the card you drew)" if view.phase == Phase.PLAY_DRAWN else ""
+        return f"play {NAMES[action]}{drawn}"
+    if action == A.DRAW:
+        return "draw a card"
+    if action == A.KEEP:
+        return "keep the drawn card (your turn ends)"
+    if A.COLOUR_BASE <= action < A.TARGET_BASE:
+        return f"name {COLOUR_NAMES[action - A.COLOUR_BASE]}"
+    if A.TARGET_BASE <= action < A.CHALLENGE:
+        target = (view.seat + action - A.TARGET_BASE + 1) % view.num_players
+        return (f"hit {names[target]} with the Green Shell "
+                f"({view.hand_sizes[target]} cards, draws 1)")
+    if action == A.CHALLENGE:
+        return (f"challenge {names[view.w4_player]}'s Wild Draw Four "
+                "(illegal: they draw 4; legal: you draw 6)")
+    if action == A.ACCEPT and view.phase == Phase.UNO_CATCH:
+        return f"let {names[view.uno_catchable]}'s missed UNO pass"
+    if action == A.ACCEPT:
+        return "accept: draw 4 and lose your turn"
+    if action == A.CALL_UNO:
+        return "call UNO (then play your second-to-last card)"
+    if action == A.CATCH_UNO:
+        return f"catch {names[view.uno_catchable]}'s missed UNO (they draw)"
+    raise ValueError(f"no action {action!r}")
+
+
 def render_table(
     view: PlayerView,
     names: Sequence[str],
     recent: Sequence[str] = (),
     step: int | None = None,
     done: bool = False,
+    known: KnownCards | None = None,
+    choices: bool = True,
 ) -> str:
     """The table as ``view.seat`` sees it: hands' sizes, UNO calls and scores per seat, the top
-    card and active colour, the direction, this seat's hand and options, and ``recent`` lines."""
+    card and active colour, the direction, this seat's hand, the cards it knows another seat
+    still holds (``known``, :func:`known_cards`: a view alone cannot tell which of a revealed
+    hand's cards were played since, so nothing of it is shown without ``known``), what the
+    decider does and, when this seat decides and ``choices`` is true, its choices in words
+    (:func:`offered_actions`), and ``recent`` lines."""
     me = view.seat
     clockwise = view.direction == 1
     head = f"UNO Mario Kart · round {view.round}"
@@ -162,18 +265,19 @@ def render_table(
         )
     hand = [CODES[k] for k, c in enumerate(view.hand) for _ in range(c)]
     lines += ["", f"Your hand ({names[me]}, {len(hand)} cards): {' '.join(hand) or '-'}"]
-    if view.revealed_hand is not None:
-        shown = [CODES[k] for k, c in enumerate(view.revealed_hand) for _ in range(c)]
-        lines.append(f"{names[view.revealed_by]} showed you: {' '.join(shown) or '-'}")
+    if known is not None:
+        lines.append(known_text(known, names))
     if done:
         lines.append("Game over." if view.phase == Phase.GAME_OVER else "Episode over.")
     elif view.is_decider:
         if view.drawn_card >= 0:
-            lines.append(f"You drew {CODES[view.drawn_card]}: play it or keep it")
-        legal = " ".join(A.ACTION_NAMES[a] for a in view.legal_actions)
-        lines.append(f"You decide ({PHASE_NAMES[view.phase]}): {legal}")
+            lines.append(f"You drew {NAMES[view.drawn_card]}: play it or keep it")
+        lines.append(f"Your turn: {PHASE_WORDS[view.phase]}.")
+        if choices:
+            lines.append("Your choices: " + "; ".join(
+                action_text(a, view, names) for a in offered_actions(view)) + ".")
     else:
-        lines.append(f"{names[view.current_player]} decides ({PHASE_NAMES[view.phase]})")
+        lines.append(f"{names[view.current_player]} decides: {PHASE_WORDS[view.phase]}.")
     if recent:
         lines += ["", "Last events:"] + [f"  {line}" for line in recent]
     return "\n".join(lines)
@@ -186,8 +290,10 @@ def render_game(
     history: Iterable[tuple[int, int]] = (),
     step: int | None = None,
     done: bool = False,
+    choices: bool = True,
 ) -> str:
-    """:func:`render_table` for ``seat`` of ``game``, with the events of the recent decisions.
+    """:func:`render_table` for ``seat`` of ``game``, with the events of the recent decisions
+    and the cards ``seat`` knows another seat still holds (:func:`known_cards`).
 
     Args:
         history: ``(actor seat, game.event_count before its decision)`` per recent decision,
@@ -205,7 +311,8 @@ def render_game(
         ))
         for (actor, start), stop in zip(history, bounds[1:])
     ]
-    return render_table(game.view(seat), names, merge_lines(lines, names), step=step, done=done)
+    return render_table(game.view(seat), names, merge_lines(lines, names), step=step, done=done,
+                        known=known_cards(game, seat), choices=choices)
 
 
 class RecentDecisions:
