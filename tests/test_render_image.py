@@ -344,3 +344,42 @@ def test_no_active_colour_is_shown_while_the_start_colour_is_chosen():
     assert t["colour_pending"] is False and t["active_colour"] == "G"
     ring = draw_table(t)[GEOMETRY["centre_box"][1] + 52 - 4, WIDTH // 2]
     assert tuple(ring) == tuple(int(PALETTE["G"][i:i + 2], 16) for i in (1, 3, 5))
+
+
+_WINDOW_CHILD = (
+    "import sys, time\n"
+    "from uno_mk_env import uno_mario_kart_v0 as U\n"
+    "env = U.env(num_players=3, render_mode='human'); env._window.fps = 0\n"
+    "env.reset(seed=1)\n"
+    "print('ready', flush=True)\n"
+    "{body}"
+)
+
+
+def test_human_window_ends_on_sigterm():
+    """SDL would turn SIGTERM into a quit event the loop never reads: the process must end."""
+    import signal
+
+    pytest.importorskip("pygame")
+    code = _WINDOW_CHILD.format(body="while True:\n    env.render(); time.sleep(0.05)\n")
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "SDL_VIDEODRIVER": "dummy"})
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        child.send_signal(signal.SIGTERM)
+        assert child.wait(timeout=20) == -signal.SIGTERM
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
+def test_human_window_close_button_ends_the_process():
+    pytest.importorskip("pygame")
+    code = _WINDOW_CHILD.format(
+        body="import pygame\npygame.event.post(pygame.event.Event(pygame.QUIT))\n"
+             "env.render()\nprint('not reached')\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60, env={**os.environ, "SDL_VIDEODRIVER": "dummy"})
+    assert result.returncode == 0 and "not reached" not in result.stdout, result.stderr
+    assert result.stderr == ""

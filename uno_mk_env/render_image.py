@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -567,13 +568,25 @@ class Window:
     def show(self, image: np.ndarray) -> None:
         pygame = self._pygame
         if self._screen is None:
-            pygame.display.init()
+            # SDL turns SIGTERM into a quit event unless told not to: keep the default action
+            # (the process ends) by setting its hint for the init, then restoring the variable.
+            before = os.environ.get("SDL_NO_SIGNAL_HANDLERS")
+            os.environ["SDL_NO_SIGNAL_HANDLERS"] = "1"
+            try:
+                pygame.display.init()
+            finally:
+                if before is None:
+                    del os.environ["SDL_NO_SIGNAL_HANDLERS"]
+                else:
+                    os.environ["SDL_NO_SIGNAL_HANDLERS"] = before
             pygame.display.set_caption(self.title)
             self._screen = pygame.display.set_mode((image.shape[1], image.shape[0]))
             self._clock = pygame.time.Clock()
         surface = pygame.surfarray.make_surface(np.ascontiguousarray(image.swapaxes(0, 1)))
         self._screen.blit(surface, (0, 0))
-        pygame.event.pump()
+        if any(e.type == pygame.QUIT for e in pygame.event.get()):  # the close button
+            self.close()
+            raise SystemExit(0)
         pygame.display.flip()
         if self.fps:
             self._clock.tick(self.fps)
