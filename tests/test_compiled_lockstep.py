@@ -283,3 +283,10 @@ def test_bad_inputs_are_one_line_errors() -> None:
         CompiledGame(Rules()).round_rewards("score")
     with pytest.raises(TypeError, match="numpy.random.Generator"):
         CompiledGame(Rules()).determinize(0, 5)
+
+
+def test_random_play_runs_whole_games() -> None:
+    """The core's C benchmark loop (``random_play``) plays games to their end."""
+    assert core.random_play(Rules(num_players=4), 100_000, 3) > 10
+    with pytest.raises(TypeError, match="rules must be"):
+        core.random_play({}, 10)

@@ -15,6 +15,8 @@ EVENT_LOGS: tuple[str, ...]
 STRATEGIC_DEFAULTS: dict[str, Any]
 GREEDY_CHALLENGE_HAND: int
 
+def random_play(rules: Rules, decisions: int, seed: int = ...) -> int: ...
+
 class CompiledGame:
     rules: Rules
     def __init__(self, rules: Rules | None = ..., seed: int | np.random.Generator | None = ...,
