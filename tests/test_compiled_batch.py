@@ -1,4 +1,4 @@
-"""The compiled core's batched tables (docs/compiled.md#batched-tables) against a Python
+"""The compiled core's batched tables (docs/compiled.md) against a Python
 reference driver: the same seeds and learner actions give the same games, observations, masks,
 rewards and episode ends, and the core's ``random``/``greedy``/``strategic`` opponents choose
 exactly what the Python agents (``agents/rule_based.py``, ``agents/base.py``) choose.
