@@ -119,12 +119,14 @@ def test_each_keeps_its_standard_base(name: str, standard: type) -> None:
 
 def test_the_command_line_catches_the_one_type() -> None:
     """``cli/app.py``'s ``_run`` has one ``except`` for the project's errors (besides SIGTERM's
-    ``Terminated``, Ctrl-C and a reader closing the pipe)."""
+    ``Terminated``, Ctrl-C, a reader closing the pipe, and a full disk: an ``OSError`` for no
+    space or a file-size limit, re-raised otherwise)."""
     tree = ast.parse((REPO / "cli" / "app.py").read_text(encoding="utf-8"))
     run = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "_run")
     caught = {ast.unparse(h.type) for n in ast.walk(run) if isinstance(n, ast.Try)
               for h in n.handlers}
-    assert caught == {"UnoMkError", "Terminated", "KeyboardInterrupt", "BrokenPipeError"}
+    assert caught == {"UnoMkError", "Terminated", "KeyboardInterrupt", "BrokenPipeError",
+                      "OSError"}
 
 
 def _raise(error: BaseException) -> types.ModuleType:

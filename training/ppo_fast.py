@@ -478,7 +478,7 @@ def collect(agent: Any, tables: Any, args: Args, stats: dict[str, list[float]]) 
     return Rollout(batch, agent, args.gamma)
 
 
-class NonFinite(Exception):  # noqa: N818 - a signal inside the run, never shown as such
+class NonFinite(UnoMkError):  # noqa: N818 - a signal inside the run, never shown as such
     """A loss or the weights became non-finite (NaN or infinite): the run has diverged."""
 
 

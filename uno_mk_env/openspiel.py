@@ -282,7 +282,7 @@ def _is_int(value: Any) -> bool:
 
 
 # ------------------------------------------------------------------------------ chance nodes
-class _NeedCard(Exception):
+class _NeedCard(UnoMkError):
     """The engine takes a card no chance outcome has decided yet: the state is a chance node
     whose outcomes are the kinds in ``pile`` by their counts. Never leaves this module."""
 
