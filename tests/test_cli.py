@@ -259,7 +259,7 @@ def test_train_ends_with_an_agent_spec_that_plays_in_a_tournament(tmp_path, monk
     spec = last.removeprefix("agent: ")
     run_dir = tmp_path / spec.removeprefix("ppo:").rsplit("/", 1)[0]
     config = json.loads((run_dir / "config.json").read_text())
-    assert config["args"]["progress"] is False  # stderr is not a terminal: no progress bar
+    assert config["args"]["progress"] is True  # progress lines also when stderr is a log: no progress bar
     code, out, err = run(["tournament", "--agents", f"{spec},strategic", "--players", "2",
                           "--games", "4", "--no-plot", "--out", str(tmp_path / "res")])
     assert code == 0, err
@@ -306,7 +306,7 @@ def test_train_defaults_to_the_fast_backend_and_its_agent_plays(tmp_path, monkey
     config = json.loads((tmp_path / spec.removeprefix("ppo:")).with_name("config.json")
                         .read_text())
     assert config["backend"] == "fast" and config["args"]["bc_teacher"] == "strategic"
-    assert config["args"]["progress"] is False  # stderr is not a terminal
+    assert config["args"]["progress"] is True  # progress lines also when stderr is a log
     assert config["invocation"].startswith("uno-mk train --total-timesteps 128 ")
     agent = make_agent(spec, seed=0)
     mask = np.zeros(73, np.int8)

@@ -313,7 +313,7 @@ def check_engine_alone_output(out: str) -> None:
 # ------------------------------------------------------------------------------- bash blocks
 def check_tournament(line: str, out: str, cwd: Path) -> Path:
     """A tournament prints its leaderboard and writes the result files; returns their dir."""
-    where = re.search(r"Results written to (\S+)/:", out)
+    where = re.search(r"Results\s+written\s+to\s+(\S+)/:", out)  # the line may wrap at 80
     assert where, out
     folder = cwd / where.group(1)
     for name in ("tournament.json", "leaderboard.csv", "head_to_head.csv", "games.csv"):
