@@ -290,9 +290,9 @@ def _rich_table(out: TextIO, title: str, columns: Sequence[str], rows: Sequence[
         # Laid out for ``width`` on a console wide enough that nothing is cropped: a table that
         # cannot fit then shows as a line longer than ``width`` (rich crops or breaks it else).
         table.width = width
-        trial = Console(file=io.StringIO(), width=10**4, highlight=False, color_system=None)
-        trial.print(table)
-        if all(cell_len(line) <= width for line in trial.file.getvalue().splitlines()):
+        buffer = io.StringIO()
+        Console(file=buffer, width=10**4, highlight=False, color_system=None).print(table)
+        if all(cell_len(line) <= width for line in buffer.getvalue().splitlines()):
             table.width = None
             Console(file=out, width=width, highlight=False).print(table)
             return True

@@ -30,7 +30,7 @@ import json
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from uno_mk_env.files import OutputPathError, atomic_write_text, parse_json
 from uno_mk_env.rewards import places
@@ -237,7 +237,7 @@ def journaled_games(path: str | Path) -> tuple[int, int] | None:
             games = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(2**20), b""))
     except (OSError, JournalError):
         return None
-    return games, total
+    return games, cast(int, total)  # an int: checked above
 
 
 def unfinished(path: str | Path, results: str | Path | None = None) -> str | None:
