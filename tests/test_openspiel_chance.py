@@ -19,11 +19,10 @@ import pytest
 
 if importlib.util.find_spec("pyspiel") is None:
     if os.environ.get("CI"):
-        pytest.fail("pyspiel is not installed, and CI must run the OpenSpiel tests: .ci/run "
-                    "installs the 'openspiel' extra (pip install -e '.[openspiel]')",
-                    pytrace=False)
-    pytest.skip("pyspiel is not installed (pip install -e '.[openspiel]'); CI installs it and "
-                "runs these tests", allow_module_level=True)
+        pytest.fail("pyspiel is not installed, and CI must run the OpenSpiel tests: the 'test' "
+                    "extra brings it (make test)", pytrace=False)
+    pytest.skip("pyspiel is not installed (pip install -e '.[openspiel]'); make test installs it "
+                "and runs these tests", allow_module_level=True)
 
 import pyspiel  # noqa: E402
 from open_spiel.python.algorithms import (  # noqa: E402
