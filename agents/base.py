@@ -1,5 +1,5 @@
 """The registry that names agents by string (:func:`make_agent`, :func:`build_agent`), the
-``random`` agent, and — re-exported from the core module :mod:`uno_mk_env.agent`, where the
+``random`` agent, and — re-exported from the core module :mod:`uno_mk_env.envs.agent`, where the
 Gymnasium wrapper can reach them without importing this layer — the one interface every agent
 implements (:class:`Agent`) and the one function that drives an agent for a seat
 (:func:`agent_action`, which reports every failure as one :class:`AgentError` line).
@@ -16,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from uno_mk_env import PlayerView
-from uno_mk_env.agent import Agent, AgentError, agent_action
+from uno_mk_env.envs.agent import Agent, AgentError, agent_action
 from uno_mk_env.errors import UnoMkError
 
 __all__ = [

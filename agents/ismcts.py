@@ -30,7 +30,7 @@ played. Each iteration:
    (:func:`~uno_mk_env.agents.ismcts_playout.logit_rewards`: hand size, wilds, action cards,
    colours held and turn, fitted on ``strategic`` self-play,
    :func:`~uno_mk_env.agents.ismcts_playout.fit_leaf_weights`).
-5. **Back up** :func:`uno_mk_env.rewards.win_reward` (the winner ``+1``, every other seat
+5. **Back up** :func:`uno_mk_env.engine.rewards.win_reward` (the winner ``+1``, every other seat
    ``-1/(N-1)``, ``0`` without a winner) for the deciding seat of every node on the path, and
    count one visit each.
 
@@ -69,11 +69,11 @@ import numpy as np
 
 from uno_mk_env import Game, PlayerView
 from uno_mk_env import actions as A
-from uno_mk_env.cards import COLOUR_OF
-from uno_mk_env.observation import action_mask as mask_of
-from uno_mk_env.observation import encode
-from uno_mk_env.phases import Phase
-from uno_mk_env.rewards import expected_win_rewards, win_reward
+from uno_mk_env.engine.cards import COLOUR_OF
+from uno_mk_env.engine.observation import action_mask as mask_of
+from uno_mk_env.engine.observation import encode
+from uno_mk_env.engine.phases import Phase
+from uno_mk_env.engine.rewards import expected_win_rewards, win_reward
 
 from .base import Agent, register
 from .ismcts_params import (
@@ -290,7 +290,7 @@ class _Search:
 
     def _simulate(self, g: Game, rnd: random.Random) -> list[float]:
         """Plays the default policy from ``g`` until the round ends or ``max_depth`` decisions
-        were played, and returns every seat's reward (:func:`~uno_mk_env.rewards.win_reward`,
+        were played, and returns every seat's reward (:func:`~uno_mk_env.engine.rewards.win_reward`,
         or the value model's estimate at the cap)."""
         depth_cap, helper, eps = self.depth_cap, self.helper, self.eps
         steps = 0
@@ -423,7 +423,7 @@ class ISMCTSAgent(Agent):
     def _leaf_rewards(self, sizes: list[int]) -> list[float]:
         """Expected reward of every seat at the depth cap: ``P(seat wins)`` modelled as
         proportional to ``size ** -k`` (a fit on games of the rule agents), as an expected reward
-        (:func:`~uno_mk_env.rewards.expected_win_rewards`)."""
+        (:func:`~uno_mk_env.engine.rewards.expected_win_rewards`)."""
         k = self.params.value_exponent
         n = len(sizes)
         if k is None:

@@ -14,10 +14,10 @@ import numpy as np
 
 from uno_mk_env import Game, Rules
 from uno_mk_env import actions as A
-from uno_mk_env.cards import COLOUR_OF, SKIP, W4, WB
-from uno_mk_env.legality import held_mask, w4_is_legal
-from uno_mk_env.phases import Phase
-from uno_mk_env.rewards import expected_win_rewards
+from uno_mk_env.engine.cards import COLOUR_OF, SKIP, W4, WB
+from uno_mk_env.engine.legality import held_mask, w4_is_legal
+from uno_mk_env.engine.phases import Phase
+from uno_mk_env.engine.rewards import expected_win_rewards
 
 from .rule_based import StrategicAgent
 
@@ -136,7 +136,7 @@ def leaf_features(g: Game, s: int) -> tuple[float, ...]:
 def logit_rewards(g: Game) -> list[float]:
     """Expected reward of every seat of a cut-off simulation: ``P(seat s wins) ∝ exp(w · f_s)``
     (:data:`LOGIT_WEIGHTS`, :func:`leaf_features`), as an expected reward
-    (:func:`~uno_mk_env.rewards.expected_win_rewards`)."""
+    (:func:`~uno_mk_env.engine.rewards.expected_win_rewards`)."""
     n = g.num_players
     w = LOGIT_WEIGHTS[2 if n == 2 else 4]
     scores = [sum(a * b for a, b in zip(w, leaf_features(g, s))) for s in range(n)]
@@ -155,7 +155,7 @@ def fit_leaf_weights(num_players: int, games: int = 1500, seed: int | None = Non
     rng = np.random.default_rng(seed)
     xs, ys = [], []
     for i in range(games):
-        # Not uno_mk_env.seeding.derive_seed: LOGIT_WEIGHTS were fitted on these game seeds
+        # Not uno_mk_env.engine.seeding.derive_seed: LOGIT_WEIGHTS were fitted on these game seeds
         # (test_ismcts reproduces them exactly); other deals would change the constants.
         g = Game(Rules(num_players=num_players), seed=seed * 100000 + i)
         agents = [StrategicAgent(s) for s in range(num_players)]

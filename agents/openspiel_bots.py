@@ -6,7 +6,7 @@ simulations per decision, a fresh determinization per simulation (unlimited worl
 one uniformly random rollout to the end of the game per leaf
 (``open_spiel.python.algorithms.mcts.RandomRolloutEvaluator``; ``:rollout=M`` cuts it after
 ``M`` moves, its ``max_length``), the most visited root action played. It searches the game
-:mod:`uno_mk_env.openspiel` registers, whose ``resample_from_infostate`` is
+:mod:`uno_mk_env.envs.openspiel` registers, whose ``resample_from_infostate`` is
 :meth:`~uno_mk_env.Game.determinize`, in its sampled form (``chance="sampled"``): every
 simulation starts from a fresh determinization, whose own generator then deals the draws, so
 explicit chance nodes would give the search nothing but their cost (a chance node per card,
@@ -39,7 +39,7 @@ except ImportError:  # one line naming the extra, not OpenSpiel's traceback
     ) from None
 
 from uno_mk_env import Game, PlayerView, Rules
-from uno_mk_env import openspiel as uno_openspiel
+from uno_mk_env.envs import openspiel as uno_openspiel
 
 from .base import Agent, register
 

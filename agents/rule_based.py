@@ -27,7 +27,7 @@ import numpy as np
 
 from uno_mk_env import PlayerView
 from uno_mk_env import actions as A
-from uno_mk_env.cards import (
+from uno_mk_env.engine.cards import (
     COLOUR_OF,
     DRAW_TWO,
     NUM_CARDS,
@@ -38,8 +38,7 @@ from uno_mk_env.cards import (
     W4,
     WB,
 )
-from uno_mk_env.phases import Phase
-from uno_mk_env.view import COLOUR_AFTER_W4
+from uno_mk_env.engine.phases import COLOUR_AFTER_W4, Phase
 
 from .base import Agent, register
 from .view_reading import (

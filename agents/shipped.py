@@ -1,7 +1,7 @@
 """The trained policies that ship with the package, and the one place a model name is resolved.
 
 The repository's ``models/`` folder installs as the package ``uno_mk_env.models``. Its policy
-files ``NAME.npz`` (played with numpy alone, :func:`uno_mk_env.agents.ppo.load_policy`) and
+files ``NAME.npz`` (played with numpy alone, :func:`uno_mk_env.agents.policy_file.load_policy`) and
 their provenance ``NAME.json`` (command, seed, commit, versions, evaluation) are package data;
 the stable-baselines3 ``.zip`` checkpoints (for resuming training), the training curves and the
 benchmark cards stay in the repository. :func:`shipped_names` lists what is installed:
@@ -10,7 +10,7 @@ benchmark cards stay in the repository. :func:`shipped_names` lists what is inst
 A name stands wherever a model path is accepted: ``ppo:ppo_2p`` in an agent spec
 (``make_agent("ppo:ppo_4p")``, ``uno-mk tournament``, ``uno-mk evaluate``), the protocol's
 opponents, the demo and ``ismcts:N:prior=ppo``. :func:`find_shipped` decides, and every model
-path goes through it (:func:`uno_mk_env.agents.ppo.resolve_model_path` asks it first):
+path goes through it (:func:`uno_mk_env.agents.policy_file.resolve_model_path` asks it first):
 
 * a bare shipped name (``ppo_2p``) always means the shipped file, whatever the working
   directory holds (write ``./ppo_2p`` for a file of that name there);
@@ -99,7 +99,8 @@ def find_shipped(arg: str | PurePath) -> Path | None:
     """The shipped file that the model argument ``arg`` names, or ``None`` when it is a path
     (see the module docstring): ``"ppo_2p"`` always; ``"models/ppo_2p"`` or
     ``"models/ppo_2p.npz"`` when nothing exists from the working directory at that path, or at
-    it with ``.zip`` or ``.npz`` appended (what :func:`~uno_mk_env.agents.ppo.resolve_model_path`
+    it with ``.zip`` or ``.npz`` appended (what
+    :func:`~uno_mk_env.agents.policy_file.resolve_model_path`
     would load)."""
     text = str(arg)
     names = shipped_names()

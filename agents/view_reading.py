@@ -9,10 +9,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from uno_mk_env import PlayerView, legality
+from uno_mk_env import PlayerView
 from uno_mk_env import actions as A
-from uno_mk_env.cards import POINTS, W4, WB
-from uno_mk_env.legality import held_mask
+from uno_mk_env.engine import legality
+from uno_mk_env.engine.cards import POINTS, W4, WB
+from uno_mk_env.engine.legality import held_mask
 
 __all__ = [
     "COLOURED_PER_COLOUR", "colour_counts", "colour_points", "legal_ids", "most_held_colour",

@@ -22,7 +22,7 @@ import numpy as np
 from tests.test_compiled_lockstep import OPTION_SETS, choose, rules_of
 from uno_mk_env import Game
 from uno_mk_env.compiled._core import CompiledGame
-from uno_mk_env.observation import encode
+from uno_mk_env.engine.observation import encode
 
 
 def main() -> int:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from uno_mk_env import Game, Rules
-from uno_mk_env.actions import CALL_UNO, DRAW
+from uno_mk_env.engine.actions import CALL_UNO, DRAW
 
 try:  # run as a script (python benchmarks/engine_speed.py) or as a module
     import peers

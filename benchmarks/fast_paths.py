@@ -27,8 +27,8 @@ import numpy as np
 from benchmarks.references import plain_held_mask, plain_play_ids, reference_encode
 from uno_mk_env import Game, Rules
 from uno_mk_env import actions as A
-from uno_mk_env.legality import UNO_KEY, held_mask, play_phase_ids
-from uno_mk_env.observation import action_mask, encode
+from uno_mk_env.engine.legality import UNO_KEY, held_mask, play_phase_ids
+from uno_mk_env.engine.observation import action_mask, encode
 
 
 def _record(decisions: int, seed: int) -> tuple[list[int], list[bytes], list[tuple], list]:

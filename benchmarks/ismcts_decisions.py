@@ -36,8 +36,8 @@ from uno_mk_env import actions as A
 from uno_mk_env.agents import make_agent
 from uno_mk_env.agents.ismcts import ISMCTSAgent, parse_spec
 from uno_mk_env.agents.rule_based import StrategicAgent
-from uno_mk_env.observation import action_mask, encode
-from uno_mk_env.rewards import win_reward
+from uno_mk_env.engine.observation import action_mask, encode
+from uno_mk_env.engine.rewards import win_reward
 
 Position = tuple[Game, list[StrategicAgent], int]
 

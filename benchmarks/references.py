@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from uno_mk_env import actions
-from uno_mk_env import observation as O
-from uno_mk_env.legality import UNO_KEY
-from uno_mk_env.view import PlayerView
+from uno_mk_env.engine import observation as O
+from uno_mk_env.engine.legality import UNO_KEY
+from uno_mk_env.engine.view import PlayerView
 
 
 def plain_play_ids(key: int) -> tuple[int, ...]:

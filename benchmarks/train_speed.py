@@ -1,7 +1,7 @@
 """End-to-end training throughput: learner steps per second, updates included, of today's
 default (``uno-mk train --num-players 2``: sb3 MaskablePPO, 2 envs in subprocesses, 1024 steps
 per env per rollout, 10 epochs of minibatches of 512) against the fast path
-(:mod:`uno_mk_env.training.ppo_fast` on the batched vector env :mod:`uno_mk_env.vector`), side
+(:mod:`uno_mk_env.training.ppo_fast` on the batched vector env :mod:`uno_mk_env.envs.vector`), side
 by side in one run: the contenders take turns (``--repeats`` rounds, interleaved, so that a
 change of load on the machine hits each of them alike) and the table gives each one's median
 with its spread (min-max).
@@ -172,7 +172,7 @@ def fast(steps: int, seed: int, workers: int = 2) -> tuple[float, float]:
 PUFFER_SCRIPT = r"""
 import sys, time, numpy as np, gymnasium
 import pufferlib.emulation, pufferlib.vector
-from uno_mk_env.gym_env import UnoMarioKartGymEnv
+from uno_mk_env.envs.gym_env import UnoMarioKartGymEnv
 from uno_mk_env.agents.base import build_agent
 class FirstLegal(gymnasium.Wrapper):
     def step(self, action):
@@ -205,12 +205,12 @@ def puffer_peer(python: str, steps: int, backend: str) -> tuple[float, float]:
 
 
 def vector_env_steps(steps: int, seed: int) -> tuple[float, float]:
-    """The same work as :data:`PUFFER_SCRIPT` on :class:`~uno_mk_env.vector.
+    """The same work as :data:`PUFFER_SCRIPT` on :class:`~uno_mk_env.envs.vector.
     UnoMarioKartVectorEnv` (env steps only, in process)."""
     import numpy as np
 
     from uno_mk_env.agents.base import build_agent
-    from uno_mk_env.vector import UnoMarioKartVectorEnv
+    from uno_mk_env.envs.vector import UnoMarioKartVectorEnv
 
     venv = UnoMarioKartVectorEnv(64, 2, opponents=lambda i: build_agent("strategic", seed=1))
     venv.reset(seed=seed)

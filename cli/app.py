@@ -41,7 +41,7 @@ from types import ModuleType
 from typing import Any, NoReturn, TextIO
 
 from uno_mk_env import __version__
-from uno_mk_env.agent import AgentError
+from uno_mk_env.envs.agent import AgentError
 from uno_mk_env.errors import UnoMkError
 
 from . import (

@@ -16,8 +16,9 @@ from typing import Any, TextIO
 
 from uno_mk_env import PRESETS, Rules, RulesError
 from uno_mk_env.agents.base import AgentSpecError, build_agent
+from uno_mk_env.engine.rules import MAX_PLAYERS, MIN_PLAYERS, OPTIONS
 from uno_mk_env.errors import UnoMkError, one_line, quote
-from uno_mk_env.rules import MAX_PLAYERS, MIN_PLAYERS, OPTIONS
+from uno_mk_env.evaluation.match import admit
 
 PROG = "uno-mk"
 
@@ -156,7 +157,6 @@ def check_agents(agent_specs: Sequence[str], allow_cheating: bool = False) -> No
     admit (the one cheating policy, :func:`uno_mk_env.evaluation.match.admit`: only with
     ``allow_cheating``, the ``--allow-cheating`` flag), is refused before anything is played or
     created."""
-    from uno_mk_env.evaluation.match import admit
 
     for spec in dict.fromkeys(agent_specs):
         try:

@@ -5,7 +5,7 @@
 
     uno-mk demo                    # 16,000 games: about 1 minute of CPU time (see docs/usage.md)
     uno-mk demo --games 2000       # quicker
-    python -m uno_mk_env.cli.demo  # the same
+    python -m uno_mk_env demo      # the same
 
 Plays a duplicate-deal tournament
 (:func:`uno_mk_env.evaluation.tournament.run_tournament`: every deal is replayed once per seat
@@ -24,8 +24,6 @@ ends the demo before any game with one line saying why, never a demo without it.
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -114,14 +112,3 @@ def headline(result: TournamentResult, label: str) -> str:
 
 
 _ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth"}
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m uno_mk_env.cli.demo [ARGS]`` = ``uno-mk demo [ARGS]``."""
-    from .app import main as app_main
-
-    return app_main(["demo", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

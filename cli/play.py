@@ -18,12 +18,12 @@ from uno_mk_env import Game, PlayerView, Rules
 from uno_mk_env import actions as A
 from uno_mk_env.agents import Agent
 from uno_mk_env.agents.base import build_agent
-from uno_mk_env.cards import CODE_TO_KIND, CODES, COLOUR_NAMES, COLOURS, W4
+from uno_mk_env.engine.cards import CODE_TO_KIND, CODES, COLOUR_NAMES, COLOURS, W4
+from uno_mk_env.engine.phases import Phase
+from uno_mk_env.engine.rewards import places
+from uno_mk_env.engine.seeding import derive_seed
 from uno_mk_env.evaluation.match import MatchStopped, play_match
-from uno_mk_env.phases import Phase
-from uno_mk_env.render import action_text, offered_actions
-from uno_mk_env.rewards import places
-from uno_mk_env.seeding import derive_seed
+from uno_mk_env.render.text import action_text, offered_actions
 
 from .common import CLIError, add_rule_args, check_agents, players, rules_from_args, specs
 
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 def choice_label(action: int, view: PlayerView, names: Sequence[str]) -> str:
     """A menu line: what choosing ``action`` means, in words
-    (:func:`uno_mk_env.render.action_text`), with the code a card may be typed by."""
+    (:func:`uno_mk_env.render.text.action_text`), with the code a card may be typed by."""
     label = action_text(action, view, names)
     return f"{label} [{CODES[action]}]" if action < A.DRAW else label
 
@@ -158,7 +158,7 @@ class TerminalPlayer(Agent):
 
     def __init__(self, seat: int, names: Sequence[str], rules: Rules,
                  input_fn: Callable[[str], str], say: Callable[[str], None]) -> None:
-        from uno_mk_env.render import RecentDecisions
+        from uno_mk_env.render.text import RecentDecisions
 
         super().__init__()
         self.seat, self.names, self.rules = seat, list(names), rules
@@ -185,7 +185,7 @@ class TerminalPlayer(Agent):
 
     def table(self, done: bool = False) -> str:
         """The table as the person's seat sees it."""
-        from uno_mk_env.render import render_game
+        from uno_mk_env.render.text import render_game
 
         assert self._game is not None
         return render_game(self._game, self.seat, self.names, self.recent(), done=done,
@@ -265,7 +265,8 @@ def _points(n: int) -> str:
 def result_text(game: Game, seat: int, names: Sequence[str]) -> str:
     """How a finished game ended for the person at ``seat``, as sentences: their place and
     score first, then every other seat's, in place order (places as tournaments rank them,
-    :func:`uno_mk_env.rewards.places`: the winner, then score, then the points left in hand)."""
+    :func:`uno_mk_env.engine.rewards.places`: the winner, then score, then the points left in
+    hand)."""
     n = game.num_players
     scores = list(game.scores)
     hand_points = [game.hand_points(s) for s in range(n)]

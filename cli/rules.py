@@ -7,7 +7,7 @@ import argparse
 from typing import Any, TextIO
 
 from uno_mk_env import PRESETS
-from uno_mk_env.rules import OPTIONS
+from uno_mk_env.engine.rules import OPTIONS
 
 from .common import print_table
 

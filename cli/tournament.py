@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from uno_mk_env.engine.rules import MAX_PLAYERS, MIN_PLAYERS
 from uno_mk_env.errors import quote
 from uno_mk_env.evaluation.journal import journaled_games, unfinished
 from uno_mk_env.evaluation.progress import INTERVAL
@@ -48,7 +49,6 @@ from uno_mk_env.evaluation.tournament import (
     make_rules,
     run_tournament,
 )
-from uno_mk_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
 from .common import (
     CLIError,

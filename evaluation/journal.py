@@ -32,8 +32,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
+from uno_mk_env.engine.rewards import places
 from uno_mk_env.files import OutputPathError, atomic_write_text, parse_json
-from uno_mk_env.rewards import places
 
 from .results import GameRecord
 

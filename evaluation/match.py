@@ -32,19 +32,19 @@ Observers
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
-from uno_mk_env import Game, PlayerView, Rules
+from uno_mk_env import Game, PlayerView, Rules, RulesError
 from uno_mk_env import actions as A
 from uno_mk_env.agents.base import Agent, AgentError, AgentSpecError, agent_action
 from uno_mk_env.errors import UnoMkError
 
 __all__ = ["MatchObserver", "MatchOutcome", "MatchStopped", "admit", "cheating_refusal",
-           "cheats", "play_match"]
+           "cheats", "make_rules", "play_match"]
 
 
 class MatchStopped(UnoMkError):
@@ -106,6 +106,28 @@ def admit(agent: Any, label: str, allow_cheating: bool, refusal: str | None = No
     return cheats(agent)
 
 
+def make_rules(rules: Mapping[str, Any] | Rules | None, num_players: int) -> Rules:
+    """Validated rules for a table of ``num_players`` (a ``num_players`` in ``rules`` must agree).
+
+    Raises:
+        RulesError: naming the bad option (from :class:`~uno_mk_env.Rules`).
+    """
+    if isinstance(rules, Rules):
+        if rules.num_players != num_players:
+            raise RulesError(
+                f"rules have num_players={rules.num_players} but num_players={num_players}"
+            )
+        return rules
+    options = dict(rules or {})
+    given = options.get("num_players", num_players)
+    if given != num_players:
+        raise RulesError(
+            f"rule option num_players={given!r} contradicts num_players={num_players!r}"
+        )
+    options["num_players"] = num_players
+    return Rules(**options)
+
+
 def play_match(
     players: Sequence[Agent],
     rules: Rules,
@@ -128,7 +150,7 @@ def play_match(
         max_steps: decisions per round before the game is capped (``None``: no cap).
         allow_cheating: admit agents that see hidden cards (:func:`admit`).
         observer: called around every decision.
-        encode: the observation encoder (default :func:`uno_mk_env.observation.encode`).
+        encode: the observation encoder (default :func:`uno_mk_env.engine.observation.encode`).
 
     Raises:
         AgentSpecError: a cheating agent without ``allow_cheating``.
@@ -148,9 +170,7 @@ def play_match(
         observer.start(g)
     in_round = 0
     while not g.game_over:
-        # The cap counts public decisions (a KEEP is hidden from the other seats) and never falls
-        # inside a drawn card's decision, so where a game is capped tells no seat a hidden choice.
-        if max_steps is not None and in_round >= max_steps and g.phase != A.PLAY_DRAWN:
+        if g.at_step_cap(max_steps, in_round):  # public decisions of this round
             return MatchOutcome(g, capped=True)
         p = g.current_player
         if seeing[p]:

@@ -47,7 +47,7 @@ import numpy as np
 from uno_mk_env import Rules, RulesError
 from uno_mk_env import __version__ as PACKAGE_VERSION
 from uno_mk_env.agents.base import build_agent
-from uno_mk_env.agents.ppo import resolve_model_path
+from uno_mk_env.agents.policy_file import resolve_model_path
 from uno_mk_env.files import atomic_write_text, read_json
 
 from .match import admit

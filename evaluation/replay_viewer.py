@@ -1,9 +1,9 @@
 """The replay viewer's page: HTML, CSS and JavaScript, inlined by
-:func:`uno_mk_env.evaluation.replay.replay_html` (no file or network access at run time).
+:func:`replay_html` (no file or network access at run time), which :func:`write_html` writes.
 
-The JavaScript draws a table dict (:func:`uno_mk_env.render_image.table_data`) as SVG with the
+The JavaScript draws a table dict (:func:`uno_mk_env.render.image.table_data`) as SVG with the
 image renderer's geometry and palette (passed in as ``uno-constants``), shape for shape as
-:func:`uno_mk_env.render_image.draw_table` draws it with Pillow. A seat's view reads only
+:func:`uno_mk_env.render.image.draw_table` draws it with Pillow. A seat's view reads only
 ``steps[i].seats[seat]``; the spectator's only ``steps[i].spectator``.
 
 Test hooks (read by ``tests/test_replay_browser.py``): ``#table`` carries ``data-game``,
@@ -16,7 +16,18 @@ actions are ``#legal li`` with ``data-action`` (class ``chosen`` on the chosen o
 
 from __future__ import annotations
 
-__all__ = ["CSS", "JS", "PAGE"]
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from uno_mk_env.engine.cards import CODES, COLOUR_NAMES, COLOURS, ITEM_NAMES, NAMES
+from uno_mk_env.files import atomic_write_text
+from uno_mk_env.render.image import GEOMETRY, ITEM_EFFECTS, PALETTE
+
+from .replay_format import ReplayError, check_recording
+
+__all__ = ["CSS", "JS", "PAGE", "replay_html", "write_html"]
 
 PAGE = """<!DOCTYPE html>
 <html lang="en">
@@ -539,3 +550,53 @@ JS = r"""
   applyHash();
 })();
 """
+
+
+def _script_json(value: Any) -> str:
+    """JSON safe inside ``<script>``: no ``<``, ``>`` or ``&`` (names are user text)."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=True)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def replay_html(data: Mapping[str, Any], title: str | None = None) -> str:
+    """One self-contained HTML page showing the recording ``data`` (see the module docstring).
+
+    Raises:
+        ReplayError: ``data`` is not a recording.
+    """
+
+    check_recording(data)
+    constants = {
+        "geometry": GEOMETRY, "palette": PALETTE, "item_names": ITEM_NAMES,
+        "item_effects": ITEM_EFFECTS, "colours": COLOURS, "colour_names": COLOUR_NAMES,
+        "card_names": dict(zip(CODES, NAMES)),
+    }
+    games = data["games"]
+    title = title or (games[0]["title"] if len(games) == 1 else f"{len(games)} games")
+    page = PAGE
+    for key, value in (("TITLE", _html_escape("UNO Mario Kart replay: " + title)),
+                       ("CSS", CSS), ("JS", JS), ("CONSTANTS", _script_json(constants)),
+                       ("DATA", _script_json(dict(data)))):
+        page = page.replace("{{" + key + "}}", value)
+    return page
+
+
+def _html_escape(text: str) -> str:
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;"))
+
+
+def write_html(data: Mapping[str, Any], path: str | Path, title: str | None = None) -> Path:
+    """Writes :func:`replay_html` to ``path`` (parents created); returns the path.
+
+    Raises:
+        ReplayError: ``data`` is not a recording, or ``path`` cannot be written.
+    """
+    target = Path(path).expanduser()
+    html = replay_html(data, title)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(target, html)  # never a half-written page
+    except OSError as e:
+        raise ReplayError(f"cannot write {str(target)!r}: {e.strerror or e}") from None
+    return target

@@ -14,7 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from uno_mk_env.rewards import win_reward
+from uno_mk_env.engine.rewards import win_reward
+from uno_mk_env.files import atomic_save
+
+from .ratings import rating_rows
+from .tables import figure, save_result
 
 __all__ = ["LEADERBOARD_COLUMNS", "GameRecord", "TournamentResult", "leaderboard_legend",
            "wilson_interval"]
@@ -151,7 +155,6 @@ class TournamentResult:
                         h2h_ahead[e][f] += 1
                     elif rec.places[s] == rec.places[t]:
                         h2h_ties[e][f] += 1
-        from .ratings import rating_rows
 
         ratings = rating_rows(self.entrants, self.records)
         rows: list[dict[str, Any]] = []
@@ -269,21 +272,15 @@ class TournamentResult:
             OutputPathError: ``out_dir`` cannot be written (:func:`check_output_dir`, which
                 callers can run before the tournament).
         """
-        from .tables import save_result
-
         return save_result(self, out_dir, plot)
 
     def plot(self, path: str | Path) -> None:
         """Saves a PNG of :meth:`figure` (atomically)."""
-        from uno_mk_env.files import atomic_save
-
-        figure = self.figure()
+        image = self.figure()
         kind = Path(path).suffix[1:].lower() or "png"
-        atomic_save(path, lambda f: figure.savefig(f, format=kind, dpi=100))
+        atomic_save(path, lambda f: image.savefig(f, format=kind, dpi=100))
 
     def figure(self) -> Any:
         """A matplotlib ``Figure``: win rates with 95 % intervals, and the head-to-head heatmap
         (:func:`uno_mk_env.evaluation.tables.figure`)."""
-        from .tables import figure
-
         return figure(self)

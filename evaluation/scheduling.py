@@ -17,7 +17,7 @@ from typing import overload
 
 import numpy as np
 
-from uno_mk_env.seeding import derive_seed
+from uno_mk_env.engine.seeding import derive_seed
 
 __all__ = ["GameTask", "Schedule", "schedule"]
 

@@ -9,17 +9,35 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from uno_mk_env.files import atomic_write_text, check_output_dir
 
-if TYPE_CHECKING:
-    from .results import TournamentResult
+from .replay import recording, write_json
 
-__all__ = ["FILE_NAMES", "REPLAYS_FILE", "figure", "save_result"]
+__all__ = ["FILE_NAMES", "REPLAYS_FILE", "TournamentResult", "figure", "save_result"]
+
+
+class TournamentResult(Protocol):
+    """What the tables and the figure read of a tournament's result
+    (:class:`uno_mk_env.evaluation.results.TournamentResult`)."""
+
+    @property
+    def config(self) -> dict[str, Any]: ...
+    @property
+    def entrants(self) -> list[str]: ...
+    @property
+    def records(self) -> Sequence[Any]: ...
+    @property
+    def replays(self) -> list[dict[str, Any]] | None: ...
+    def leaderboard(self) -> list[dict[str, Any]]: ...
+    def head_to_head(self) -> dict[str, Any]: ...
+    def to_json(self) -> str: ...
+    def plot(self, path: str | Path) -> None: ...
 
 FILE_NAMES = {
     "json": "tournament.json",
@@ -98,9 +116,7 @@ def save_result(result: TournamentResult, out_dir: str | Path, plot: bool = True
     atomic_write_text(paths["leaderboard"], leaderboard_csv(result))
     atomic_write_text(paths["head_to_head"], head_to_head_csv(result))
     atomic_write_text(paths["games"], games_csv(result))
-    if result.replays:  # the recorded games, for uno-mk replay --from DIR
-        from uno_mk_env.evaluation.replay import recording, write_json  # atomic too
-
+    if result.replays:  # the recorded games, for uno-mk replay --from DIR (atomic too)
         paths["replays"] = write_json(recording(result.replays), out / REPLAYS_FILE)
     if plot:
         result.plot(paths["plot"])

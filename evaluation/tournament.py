@@ -82,7 +82,7 @@ from typing import Any
 
 import numpy as np
 
-from uno_mk_env import PlayerView, Rules, RulesError, files
+from uno_mk_env import PlayerView, Rules, files
 from uno_mk_env import __version__ as ENV_VERSION
 from uno_mk_env.agents.base import (
     Agent,
@@ -92,14 +92,14 @@ from uno_mk_env.agents.base import (
     discover_agents,
 )
 from uno_mk_env.agents.threads import set_thread_policy
+from uno_mk_env.engine.rewards import places
 from uno_mk_env.errors import UnoMkError
 from uno_mk_env.files import OutputLock, OutputPathError
-from uno_mk_env.rewards import places
 
 from .journal import JOURNAL_FILE, JournalError, JournalWriter, read_journal
-from .match import admit, cheating_refusal, play_match
+from .match import admit, cheating_refusal, make_rules, play_match
 from .progress import Progress
-from .replay import MAX_REPLAY_GAMES
+from .replay_format import MAX_REPLAY_GAMES
 from .results import (
     LEADERBOARD_COLUMNS,
     GameRecord,
@@ -182,28 +182,6 @@ def entrant_labels(agent_specs: Sequence[str], num_players: int) -> list[tuple[s
         seen[spec] = seen.get(spec, 0) + 1
         out.append((spec if seen[spec] == 1 else f"{spec}#{seen[spec]}", spec))
     return out
-
-
-def make_rules(rules: Mapping[str, Any] | Rules | None, num_players: int) -> Rules:
-    """Validated rules for a table of ``num_players`` (a ``num_players`` in ``rules`` must agree).
-
-    Raises:
-        RulesError: naming the bad option (from :class:`~uno_mk_env.Rules`).
-    """
-    if isinstance(rules, Rules):
-        if rules.num_players != num_players:
-            raise RulesError(
-                f"rules have num_players={rules.num_players} but num_players={num_players}"
-            )
-        return rules
-    options = dict(rules or {})
-    given = options.get("num_players", num_players)
-    if given != num_players:
-        raise RulesError(
-            f"rule option num_players={given!r} contradicts num_players={num_players!r}"
-        )
-    options["num_players"] = num_players
-    return Rules(**options)
 
 
 # ---------------------------------------------------------------------------------- games
@@ -464,7 +442,7 @@ def run_tournament(
         games: games to play (1 to :data:`MAX_GAMES`), rounded up to a multiple of
             ``num_players``.
         seed: non-negative root seed; the same seed gives identical results for any ``workers``.
-        rules: rule options (``uno_mk_env.rules.OPTIONS`` names) or a ``Rules``;
+        rules: rule options (``uno_mk_env.engine.rules.OPTIONS`` names) or a ``Rules``;
             ``{"match": "target_score"}`` plays full games to 500.
         duplicate: replay each deal once per seat rotation.
         workers: processes to play in (1 to :data:`MAX_WORKERS`; results do not depend on it).

@@ -2,7 +2,8 @@
 
 Positions are written as :meth:`Game.from_dict` dicts; hands and piles may be given as a string of
 space-separated card codes (``"R7 G2 W4"``) instead of a list. Actions are taken by their names in
-``uno_mk_env.actions.ACTION_NAMES`` (``"PLAY(R7)"``, ``"DRAW"``, ``"COLOUR(G)"``, ``"TARGET(+2)"``).
+``uno_mk_env.engine.actions.ACTION_NAMES`` (``"PLAY(R7)"``, ``"DRAW"``, ``"COLOUR(G)"``,
+``"TARGET(+2)"``).
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import numpy as np
 
 from uno_mk_env import Game, Rules
 from uno_mk_env import actions as A
-from uno_mk_env.cards import CODES, W4
-from uno_mk_env.cards import kind as card_kind
+from uno_mk_env.engine.cards import CODES, W4
+from uno_mk_env.engine.cards import kind as card_kind
 
 ACTION_ID: dict[str, int] = {name: a for a, name in enumerate(A.ACTION_NAMES)}
 

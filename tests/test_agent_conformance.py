@@ -17,7 +17,7 @@ import pytest
 
 from uno_mk_env import PRESETS, Game, Rules
 from uno_mk_env.agents import RandomAgent, agent_action, example_specs, make_agent
-from uno_mk_env.rules import MAX_PLAYERS, MIN_PLAYERS
+from uno_mk_env.engine.rules import MAX_PLAYERS, MIN_PLAYERS
 
 REPO = Path(__file__).resolve().parents[1]
 SPECS = sorted(example_specs().values())

@@ -408,13 +408,13 @@ def test_strength_tournament() -> None:
 
 def test_the_agent_interface_lives_in_the_core_and_is_re_exported() -> None:
     """``Agent``, ``agent_action`` and ``AgentError`` are defined in the core module
-    ``uno_mk_env.agent`` (the Gymnasium wrapper's opponents use them without importing the
+    ``uno_mk_env.envs.agent`` (the Gymnasium wrapper's opponents use them without importing the
     agents layer, docs/api.md#layers); ``uno_mk_env.agents`` and ``.agents.base`` re-export the
     same objects."""
-    import uno_mk_env.agent as core
     import uno_mk_env.agents as agents
     import uno_mk_env.agents.base as base
+    import uno_mk_env.envs.agent as core
 
     for name in ("Agent", "AgentError", "agent_action"):
         assert getattr(agents, name) is getattr(core, name) is getattr(base, name)
-    assert core.Agent.__module__ == "uno_mk_env.agent"
+    assert core.Agent.__module__ == "uno_mk_env.envs.agent"

@@ -151,14 +151,13 @@ def test_tournament_checks_out_before_playing(where: str, tmp_path, monkeypatch)
 
 def test_demo_checks_out_before_playing(tmp_path, monkeypatch, capsys) -> None:
     import uno_mk_env.evaluation.tournament as tournament
-    from uno_mk_env.cli.demo import main as demo_main
 
     def no_play(*args, **kwargs):
         raise AssertionError("the tournament was played")
 
     monkeypatch.setattr(tournament, "run_tournament", no_play)
     (tmp_path / "a_file").write_text("x")
-    assert demo_main(["--games", "4", "--out", str(tmp_path / "a_file")]) == 2
+    assert main(["demo", "--games", "4", "--out", str(tmp_path / "a_file")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "exists and is not a directory" in err
 
@@ -404,9 +403,8 @@ def test_train_export_exploit_without_the_train_extra_name_it_in_one_line(monkey
 # ----------------------------------------------------------- progress bars and long names
 def test_demo_in_a_log_has_no_progress_bar(capsys) -> None:
     """tqdm redraws with carriage returns: 30 KB on one line of a log file (make demo > log)."""
-    from uno_mk_env.cli.demo import main as demo_main
 
-    assert demo_main(["--games", "8", "--workers", "1"]) == 0
+    assert main(["demo", "--games", "8", "--workers", "1"]) == 0
     captured = capsys.readouterr()
     assert "\r" not in captured.err and "\r" not in captured.out
     assert "win rate" in captured.out
@@ -549,7 +547,7 @@ def test_a_single_choice_is_taken_with_enter_not_choose_1_1() -> None:
 
     from uno_mk_env import Game, Rules
     from uno_mk_env.cli.play import ask
-    from uno_mk_env.phases import Phase
+    from uno_mk_env.engine.phases import Phase
 
     rules = Rules(num_players=2)
     for seed in range(500):

@@ -19,10 +19,10 @@ from uno_mk_env import Game, Rules
 from uno_mk_env import actions as A
 from uno_mk_env.agents.base import RandomAgent
 from uno_mk_env.agents.rule_based import GreedyAgent, StrategicAgent, StrategicParams
+from uno_mk_env.engine.observation import action_mask, encode
+from uno_mk_env.engine.phases import Phase
+from uno_mk_env.engine.rewards import round_rewards
 from uno_mk_env.errors import IllegalActionError
-from uno_mk_env.observation import action_mask, encode
-from uno_mk_env.phases import Phase
-from uno_mk_env.rewards import round_rewards
 
 core = load_core()
 AGENTS = {"random": RandomAgent, "greedy": GreedyAgent, "strategic": StrategicAgent}

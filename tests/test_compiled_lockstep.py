@@ -23,10 +23,10 @@ import pytest
 
 from uno_mk_env import Game, Rules, compiled
 from uno_mk_env import actions as A
+from uno_mk_env.engine.observation import action_mask, encode
+from uno_mk_env.engine.rewards import REWARD_MODES, round_rewards
+from uno_mk_env.engine.rules import MAX_DEALT, PRESETS
 from uno_mk_env.errors import IllegalActionError, StateError
-from uno_mk_env.observation import action_mask, encode
-from uno_mk_env.rewards import REWARD_MODES, round_rewards
-from uno_mk_env.rules import MAX_DEALT, PRESETS
 
 
 def load_core() -> Any:

@@ -1,7 +1,7 @@
 """The project carries its own documentation and refers to nothing outside itself.
 
 * Every generated block of README.md and docs/*.md equals a fresh regeneration from the code
-  (``python -m uno_mk_env.docs``), and each page holds the blocks it is built around.
+  (``python tools/env_docs.py``), and each page holds the blocks it is built around.
 * Every relative link of every Markdown file resolves to a file inside the repository, and a
   ``#anchor`` exists in the target file (GitHub's heading slugs).
 * No tracked text file refers to documents outside the repository (the maintainers' shared
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from uno_mk_env import docs
+from tools import env_docs as docs
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -171,15 +171,16 @@ def test_every_page_has_its_blocks_and_every_generator_is_used() -> None:
 def test_generated_blocks_are_current(page: str) -> None:
     path = ROOT / page if page == "README.md" else DOCS / page
     text = path.read_text(encoding="utf-8")
-    assert docs.render(text) == text, f"{page} is stale: run python -m uno_mk_env.docs"
+    assert docs.render(text) == text, f"{page} is stale: run python tools/env_docs.py"
     for name in docs.block_names(text):  # a block is never left empty
         body = text.split(f"<!-- BEGIN generated:{name} -->\n", 1)[1].split("<!-- END", 1)[0]
         assert body.strip(), (page, name)
 
 
 def test_generated_values_come_from_the_code() -> None:
-    from uno_mk_env import actions, observation
-    from uno_mk_env.env import UnoMarioKartEnv
+    from uno_mk_env import actions
+    from uno_mk_env.engine import observation
+    from uno_mk_env.envs.aec import UnoMarioKartEnv
 
     summary = dict(re.findall(r"^\| ([^|]+?) \| (.+?) \|$", docs.env_summary(), re.M))
     assert summary["Action Shape"] == f"Discrete({actions.NUM_ACTIONS})"

@@ -1,6 +1,7 @@
 """Engine invariants over thousands of seeded games and leak tests.
 
-Every player count 2-10 is played under every preset of ``uno_mk_env.rules.PRESETS`` and under
+Every player count 2-10 is played under every preset of ``uno_mk_env.engine.rules.PRESETS`` and
+under
 the multi-round match modes (R10.3) and ``uno_catch="any_player"`` (R8), driven by two policies:
 
 * ``prefer_play``: random, but plays a card whenever it can (games end in ~100 decisions);
@@ -27,7 +28,7 @@ import pytest
 
 from uno_mk_env import PRESETS, Game, IllegalActionError, Rules, StateError, cards
 from uno_mk_env import actions as A
-from uno_mk_env.cards import COPIES, WB
+from uno_mk_env.engine.cards import COPIES, WB
 
 Policy = Callable[[np.random.Generator, Sequence[int]], int]
 

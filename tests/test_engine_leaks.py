@@ -14,7 +14,7 @@ from scenario import do, make
 
 from uno_mk_env import PRESETS, Game, Rules
 from uno_mk_env import actions as A
-from uno_mk_env.observation import encode
+from uno_mk_env.engine.observation import encode
 
 
 def _assert_same_to_others(a: Game, b: Game, hidden_from: set[int], context: str) -> None:
@@ -94,7 +94,7 @@ def test_a_kept_draw_and_an_unplayable_draw_are_the_same_to_everyone_else(preset
 def test_r4_2_the_rendered_table_of_other_seats_is_the_same_too():
     """R4.2 in the text render: the recent-decisions window (here 2 decisions) and its lines are
     the same for seats 1 and 2 whether seat 0 kept a playable card or drew an unplayable one."""
-    from uno_mk_env.render import RecentDecisions, render_game
+    from uno_mk_env.render.text import RecentDecisions, render_game
 
     def world(drawn: str) -> tuple[Game, RecentDecisions]:
         g = make({"rules": {"num_players": 3}, "hands": ["G1 G2", "Y1 Y2 Y3", "B4 B5 B6"],
@@ -123,7 +123,7 @@ def _r4_2_world(drawn: str) -> Game:
 
 def _draw_keep(drawn: str):
     """The R4.2 pair of worlds, played through seat 0's turn with a RecentDecisions history."""
-    from uno_mk_env.render import RecentDecisions
+    from uno_mk_env.render.text import RecentDecisions
 
     g = _r4_2_world(drawn)
     history = RecentDecisions()
@@ -140,8 +140,8 @@ def test_r4_2_public_counter_table_data_text_and_image_are_the_same_to_other_sea
     """R4.2, the issue's case: after seat 0 kept a playable R7 or drew an unplayable B7, the
     public decision counter, the image renderer's table dict (its ``decision``), the text render
     and the image itself are the same for seats 1 and 2 (the omniscient ``num_steps`` is not)."""
-    from uno_mk_env.render import render_game
-    from uno_mk_env.render_image import last_decision_text, render_image, table_data
+    from uno_mk_env.render.image import last_decision_text, render_image, table_data
+    from uno_mk_env.render.text import render_game
 
     (kept, h1), (unplayable, h2) = _draw_keep("R7"), _draw_keep("B7")
     assert (kept.num_steps, unplayable.num_steps) == (2, 1)  # the hidden KEEP
@@ -217,8 +217,8 @@ def test_r4_2_gymnasium_wrapper_render_info_and_truncation_are_the_same():
     """R4.2 at the Gymnasium wrapper (learner at seat 1, seat 0 an opponent that draws and
     keeps): the learner's render, info and observation, and the ``max_steps`` truncation, do not
     depend on whether seat 0's drawn card was playable."""
-    from uno_mk_env.gym_env import UnoMarioKartGymEnv
-    from uno_mk_env.observation import encode as encode_view
+    from uno_mk_env.engine.observation import encode as encode_view
+    from uno_mk_env.envs.gym_env import UnoMarioKartGymEnv
 
     def draw_then_keep(observation, mask):
         return A.KEEP if mask[A.KEEP] else A.DRAW

@@ -30,8 +30,8 @@ import pytest
 
 from uno_mk_env import PRESETS, Game, Rules
 from uno_mk_env import actions as A
-from uno_mk_env import observation as O
-from uno_mk_env.cards import CODES, COLOURS, ITEM_NAMES, NUM_KINDS, W4, WB, kind
+from uno_mk_env.engine import observation as O
+from uno_mk_env.engine.cards import CODES, COLOURS, ITEM_NAMES, NUM_KINDS, W4, WB, kind
 
 PLAYER_COUNTS = tuple(range(2, 11))
 #: Every preset, plus the multi-round match modes (rounds end and the next one is dealt).

@@ -10,11 +10,11 @@ from pettingzoo.test import api_test, seed_test
 
 from uno_mk_env import OPTIONS, PRESETS, Game, IllegalActionError, RulesError, actions
 from uno_mk_env import uno_mario_kart_v0 as U
-from uno_mk_env.cards import CODES
-from uno_mk_env.env import IllegalActionWarning
-from uno_mk_env.observation import OBS_SIZE, STATE_SIZE
-from uno_mk_env.render import events_text
-from uno_mk_env.rewards import round_rewards
+from uno_mk_env.engine.cards import CODES
+from uno_mk_env.engine.observation import OBS_SIZE, STATE_SIZE
+from uno_mk_env.engine.rewards import round_rewards
+from uno_mk_env.envs.aec import IllegalActionWarning
+from uno_mk_env.render.text import events_text
 
 PLAYER_COUNTS = (2, 3, 4, 10)
 pytestmark = [

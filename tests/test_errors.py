@@ -99,13 +99,13 @@ def test_no_exception_class_escapes_the_import_walk() -> None:
 @pytest.mark.parametrize("name, standard", [
     ("uno_mk_env.errors.IllegalActionError", ValueError),
     ("uno_mk_env.errors.StateError", ValueError),
-    ("uno_mk_env.rules.RulesError", ValueError),
-    ("uno_mk_env.env.UnknownAgentError", KeyError),
-    ("uno_mk_env.env.IllegalActionWarning", UserWarning),
-    ("uno_mk_env.agent.AgentError", RuntimeError),
+    ("uno_mk_env.engine.rules.RulesError", ValueError),
+    ("uno_mk_env.envs.aec.UnknownAgentError", KeyError),
+    ("uno_mk_env.envs.aec.IllegalActionWarning", UserWarning),
+    ("uno_mk_env.envs.agent.AgentError", RuntimeError),
     ("uno_mk_env.agents.base.AgentSpecError", ValueError),
-    ("uno_mk_env.agents.ppo.ModelFileError", ValueError),
-    ("uno_mk_env.evaluation.replay.ReplayError", ValueError),
+    ("uno_mk_env.agents.policy_file.ModelFileError", ValueError),
+    ("uno_mk_env.evaluation.replay_format.ReplayError", ValueError),
     ("uno_mk_env.evaluation.tournament.TournamentError", RuntimeError),
     ("uno_mk_env.files.OutputPathError", ValueError),
     ("uno_mk_env.files.FileFormatError", ValueError),
@@ -143,10 +143,10 @@ def _cases() -> list[tuple[BaseException, int, str]]:
     from uno_mk_env.agents.base import AgentError, AgentSpecError
     from uno_mk_env.cli.app import Terminated
     from uno_mk_env.cli.common import CLIError
-    from uno_mk_env.evaluation.replay import ReplayError
+    from uno_mk_env.engine.rules import RulesError
+    from uno_mk_env.evaluation.replay_format import ReplayError
     from uno_mk_env.evaluation.tournament import TournamentError
     from uno_mk_env.files import OutputPathError
-    from uno_mk_env.rules import RulesError
 
     return [
         (CLIError("bad flag"), 2, "error: bad flag"),

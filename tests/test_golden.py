@@ -22,7 +22,7 @@ from scenario import eager_policy as _policy
 
 from uno_mk_env import actions
 from uno_mk_env import uno_mario_kart_v0 as U
-from uno_mk_env.events import event_to_dict
+from uno_mk_env.engine.events import event_to_dict
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "playthrough_4p_seed7.txt"
 

@@ -1,4 +1,5 @@
-"""The single-agent Gymnasium wrapper (uno_mk_env.gym_env): conformance, masks, rewards, SB3."""
+"""The single-agent Gymnasium wrapper (uno_mk_env.envs.gym_env): conformance, masks, rewards,
+SB3."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 from uno_mk_env import IllegalActionError, RulesError, actions
 from uno_mk_env.agents.base import Agent, RandomAgent
-from uno_mk_env.gym_env import UnoMarioKartGymEnv
-from uno_mk_env.observation import OBS_SIZE, encode
+from uno_mk_env.engine.observation import OBS_SIZE, encode
+from uno_mk_env.envs.gym_env import UnoMarioKartGymEnv
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*environment not having a spec")
 

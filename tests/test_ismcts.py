@@ -28,7 +28,7 @@ from uno_mk_env.agents.ismcts import (
     parse_spec,
 )
 from uno_mk_env.agents.ismcts_playout import logit_rewards
-from uno_mk_env.rules import MAX_PLAYERS, MIN_PLAYERS
+from uno_mk_env.engine.rules import MAX_PLAYERS, MIN_PLAYERS
 
 
 def _agent(seed: int = 0, **kw) -> ISMCTSAgent:

@@ -1,5 +1,7 @@
-"""The layers of the package (docs/api.md#layers): core (the modules of ``uno_mk_env/`` itself)
-< ``agents`` < ``evaluation`` < ``training`` < ``cli``; an import goes down or sideways, never up.
+"""The layers of the package (docs/architecture.md): core (``uno_mk_env/`` itself) < ``agents``
+< ``evaluation`` < ``training`` < ``cli``, and inside the core ``engine`` < ``compiled``,
+``render`` < ``envs`` < ``uno_mario_kart_v0``; an import goes down or sideways, never up, and no
+import cycle anywhere (import-linter's ``acyclic_siblings`` contract).
 
 Two independent checks: a scan of every ``import`` and ``from ... import`` statement of every
 source file (top level and inside functions, relative imports resolved against the package
@@ -22,8 +24,13 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 ROOT = "uno_mk_env"
-#: From the top layer down; every other module of the package is core (rank 0).
-LAYERS = ("uno_mk_env.cli", "uno_mk_env.training", "uno_mk_env.evaluation", "uno_mk_env.agents")
+#: From the top layer down; the modules of a tuple share a layer. Every other module of the
+#: package (errors, files, the 0.9.0 path aliases) is the bottom layer, rank 0.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("uno_mk_env.cli",), ("uno_mk_env.training",), ("uno_mk_env.evaluation",),
+    ("uno_mk_env.agents",), ("uno_mk_env.uno_mario_kart_v0",), ("uno_mk_env.envs",),
+    ("uno_mk_env.compiled", "uno_mk_env.render"), ("uno_mk_env.engine",),
+)
 #: Subpackages that hold data only, counted as core.
 DATA_PACKAGES = ("uno_mk_env.models",)
 #: Entry points of the command line outside ``cli/`` (``python -m uno_mk_env``): the top layer.
@@ -42,13 +49,14 @@ def _package_dirs() -> dict[str, Path]:
 
 
 def _rank(module: str) -> int | None:
-    """The layer of ``module`` (0 core, 4 cli), or ``None`` outside the package."""
-    if module != ROOT and not module.startswith(ROOT + "."):
+    """The layer of ``module`` (0 the bottom, ``len(LAYERS)`` cli), or ``None`` outside the
+    package and for the package itself (its ``__init__`` re-exports the public names)."""
+    if module == ROOT or not module.startswith(ROOT + "."):
         return None
     if module in ENTRY_POINTS:
         return len(LAYERS)
     for i, layer in enumerate(LAYERS):
-        if module == layer or module.startswith(layer + "."):
+        if any(module == name or module.startswith(name + ".") for name in layer):
             return len(LAYERS) - i
     return 0
 
@@ -124,8 +132,10 @@ def _lint_imports(staged: Path) -> subprocess.CompletedProcess[str]:
 
 # ---------------------------------------------------------------------------------- tests
 def test_every_subpackage_has_a_layer() -> None:
-    placed = {ROOT, *LAYERS, *DATA_PACKAGES}
+    placed = {ROOT, *(name for layer in LAYERS for name in layer), *DATA_PACKAGES}
     assert set(_package_dirs()) <= placed, "place the new subpackage in LAYERS (and pyproject)"
+    subpackages = {f"{ROOT}.{p.parent.name}" for p in (REPO / ROOT).glob("*/__init__.py")}
+    assert subpackages <= placed, "place the new subpackage of the core in LAYERS (and pyproject)"
 
 
 def test_no_import_goes_up_a_layer() -> None:
@@ -135,20 +145,47 @@ def test_no_import_goes_up_a_layer() -> None:
 def test_import_linter_contract_is_kept(tmp_path: Path) -> None:
     out = _lint_imports(_stage(_package_dirs(), tmp_path))
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "1 kept, 0 broken" in out.stdout
+    assert "2 kept, 0 broken" in out.stdout
 
 
 def test_both_checks_catch_an_upward_import_inside_a_function(tmp_path: Path) -> None:
     """A relative import of the agents layer inside a function of a core module (what
     ``gym_env`` did): the scan and import-linter both report it."""
     dirs = _copy_sources(_package_dirs(), {p: tmp_path / "src" / p for p in _package_dirs()})
-    planted = dirs[ROOT] / "seeding.py"
+    planted = dirs[ROOT] / "engine" / "seeding.py"
     planted.write_text(planted.read_text(encoding="utf-8")
-                       + "\n\ndef _planted():\n    from .agents import base\n\n    return base\n",
+                       + "\n\ndef _planted():\n    from ..agents import base\n\n    return base\n",
                        encoding="utf-8")
     found = upward_imports(dirs)
     assert len(found) == 1 and found[0].endswith(
-        "uno_mk_env.seeding -> uno_mk_env.agents"), found
+        "uno_mk_env.engine.seeding -> uno_mk_env.agents"), found
     out = _lint_imports(_stage(dirs, tmp_path / "staged"))
     assert out.returncode == 1 and "BROKEN" in out.stdout
-    assert "uno_mk_env.seeding -> uno_mk_env.agents" in out.stdout, out.stdout
+    assert "uno_mk_env.engine.seeding -> uno_mk_env.agents" in out.stdout, out.stdout
+
+
+def test_the_engine_imports_nothing_of_the_envs_or_renderers() -> None:
+    """The rules engine is the bottom of the core: a scan of its own files (function-level
+    imports included) finds no import of ``envs``, ``render``, ``compiled`` or above."""
+    dirs = {ROOT: _package_dirs()[ROOT]}
+    engine = [(m, path) for m, _, path in _sources(dirs) if m.startswith(f"{ROOT}.engine")]
+    assert len(engine) >= 10
+    for module, path in engine:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            for target in _imported(node, module.rpartition(".")[0]):
+                assert not target.startswith((f"{ROOT}.envs", f"{ROOT}.render",
+                                              f"{ROOT}.compiled")), (path, node.lineno, target)
+
+
+def test_import_linter_catches_an_import_cycle_inside_a_function(tmp_path: Path) -> None:
+    """``view`` importing ``game`` inside a function closes a loop (``game`` imports ``view``):
+    the acyclic contract reports it though no layer is crossed."""
+    dirs = _copy_sources(_package_dirs(), {p: tmp_path / "src" / p for p in _package_dirs()})
+    planted = dirs[ROOT] / "engine" / "view.py"
+    planted.write_text(planted.read_text(encoding="utf-8")
+                       + "\n\ndef _planted():\n    from .game import Game\n\n    return Game\n",
+                       encoding="utf-8")
+    assert upward_imports(dirs) == []
+    out = _lint_imports(_stage(dirs, tmp_path / "staged"))
+    assert out.returncode == 1 and "1 kept, 1 broken" in out.stdout, out.stdout
+    assert "- .view -> .game (1 import)" in out.stdout, out.stdout

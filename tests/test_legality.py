@@ -1,12 +1,12 @@
-"""The fast forms of R4.1/R6.1 in :mod:`uno_mk_env.legality` against plain ones."""
+"""The fast forms of R4.1/R6.1 in :mod:`uno_mk_env.engine.legality` against plain ones."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from uno_mk_env import actions as A
-from uno_mk_env.cards import COLOUR_OF, NUM_COLOURS, NUM_KINDS, RANK_OF, W4, WB
-from uno_mk_env.legality import (
+from uno_mk_env.engine.cards import COLOUR_OF, NUM_COLOURS, NUM_KINDS, RANK_OF, W4, WB
+from uno_mk_env.engine.legality import (
     CANDIDATES_ON,
     UNO_KEY,
     held_mask,

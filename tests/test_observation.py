@@ -1,4 +1,5 @@
-"""The observation and state encoders (uno_mk_env.observation): layout, content, bounds, leaks."""
+"""The observation and state encoders (uno_mk_env.engine.observation): layout, content, bounds,
+leaks."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import pytest
 
 from benchmarks.references import reference_encode
 from uno_mk_env import PRESETS, Game, Rules, actions
-from uno_mk_env import observation as O
-from uno_mk_env.cards import CODES, COPIES, NUM_KINDS, kind
+from uno_mk_env.engine import observation as O
+from uno_mk_env.engine.cards import CODES, COPIES, NUM_KINDS, kind
 
 ROOT = Path(__file__).resolve().parents[1]
 PLAYER_COUNTS = (2, 3, 4, 10)
@@ -61,7 +62,7 @@ def test_layout_markdown_lists_every_piece_with_its_index_range():
 
 
 def test_encoders_import_neither_gymnasium_nor_pettingzoo():
-    code = ("import sys, uno_mk_env, uno_mk_env.observation, uno_mk_env.render; "
+    code = ("import sys, uno_mk_env, uno_mk_env.engine.observation, uno_mk_env.render.text; "
             "bad = [m for m in ('gymnasium', 'pettingzoo') if m in sys.modules]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)

@@ -1,4 +1,4 @@
-"""The OpenSpiel game (``uno_mk_env.openspiel``) and OpenSpiel's IS-MCTS as an agent
+"""The OpenSpiel game (``uno_mk_env.envs.openspiel``) and OpenSpiel's IS-MCTS as an agent
 (``openspiel-ismcts:N``, ``uno_mk_env.agents.openspiel_bots``).
 
 * The game loads with pyspiel with every rule option and preset as a parameter, declares what
@@ -43,12 +43,12 @@ from open_spiel.python.algorithms import evaluate_bots, ismcts, mcts  # noqa: E4
 
 from uno_mk_env import PRESETS, Game, Rules, RulesError, UnoMkError  # noqa: E402
 from uno_mk_env import actions as A  # noqa: E402
-from uno_mk_env import openspiel as uos  # noqa: E402
 from uno_mk_env.agents import AgentSpecError, RandomAgent, agent_action  # noqa: E402
 from uno_mk_env.agents.base import build_agent  # noqa: E402
 from uno_mk_env.agents.openspiel_bots import ISMCTSBot  # noqa: E402
-from uno_mk_env.observation import OBS_SIZE, encode  # noqa: E402
-from uno_mk_env.rewards import win_rewards  # noqa: E402
+from uno_mk_env.engine.observation import OBS_SIZE, encode  # noqa: E402
+from uno_mk_env.engine.rewards import win_rewards  # noqa: E402
+from uno_mk_env.envs import openspiel as uos
 
 REPO = Path(__file__).resolve().parents[1]
 #: Uniformly random play rarely ends a default game (a voluntary draw is always legal, R4.2):
@@ -546,7 +546,7 @@ def test_without_pyspiel_both_modules_fail_in_one_line_naming_the_extra() -> Non
         "import uno_mk_env, uno_mk_env.agents\n"
         "from uno_mk_env.agents.base import build_agent, AgentSpecError\n"
         "try:\n"
-        "    import uno_mk_env.openspiel\n"
+        "    import uno_mk_env.envs.openspiel\n"
         "except ImportError as e:\n"
         "    print(e)\n"
         "try:\n"

@@ -1,4 +1,4 @@
-"""The OpenSpiel game's chance (``uno_mk_env.openspiel``, ``chance="explicit"``, the default):
+"""The OpenSpiel game's chance (``uno_mk_env.envs.openspiel``, ``chance="explicit"``, the default):
 the dealer (R3.1), every card dealt (R3.2), every start-card flip (R3.3), every card drawn and
 the Wild Item Box flip (R7.1) are chance nodes whose outcomes are the draw pile's kinds by their
 counts. So OpenSpiel's ``random_sim_test(serialize=True)`` passes, Shimmy's wrapper deals a new
@@ -33,9 +33,9 @@ from open_spiel.python.algorithms import (  # noqa: E402
 
 from uno_mk_env import IllegalActionError, Rules, StateError  # noqa: E402
 from uno_mk_env import actions as A  # noqa: E402
-from uno_mk_env import openspiel as uos  # noqa: E402
 from uno_mk_env.agents.openspiel_bots import EngineRandomRollout, ISMCTSBot  # noqa: E402
-from uno_mk_env.cards import DECK, NUM_CARDS, W4, kind  # noqa: E402
+from uno_mk_env.engine.cards import DECK, NUM_CARDS, W4, kind  # noqa: E402
+from uno_mk_env.envs import openspiel as uos
 
 CHANCE = pyspiel.PlayerId.CHANCE
 SHORT = 100  # decisions: uniformly random play rarely ends a default game quickly (R4.2)

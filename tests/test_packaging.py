@@ -24,7 +24,7 @@ from uno_mk_env import Game, Rules
 from uno_mk_env.agents import AgentSpecError, make_agent
 from uno_mk_env.agents.base import build_agent
 from uno_mk_env.agents.ismcts import PPO_PRIORS
-from uno_mk_env.agents.ppo import resolve_model_path
+from uno_mk_env.agents.policy_file import resolve_model_path
 from uno_mk_env.agents.shipped import (
     describe,
     find_shipped,
@@ -33,8 +33,8 @@ from uno_mk_env.agents.shipped import (
     shipped_path,
 )
 from uno_mk_env.cli.app import COMMANDS, build_parser, main
+from uno_mk_env.engine.observation import OBS_SIZE
 from uno_mk_env.evaluation import protocol
-from uno_mk_env.observation import OBS_SIZE
 
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED = ("ppo_2p", "ppo_4p", "rllib_2p")
@@ -254,18 +254,21 @@ def test_gym_make_passes_check_env() -> None:
         str(w.message) for w in caught]
 
 
-def test_importing_the_package_registers_without_importing_gymnasium(tmp_path) -> None:
-    probe = ("import sys, uno_mk_env; print(sorted(m for m, v in sys.modules.items() "
-             "if v is not None and m.split('.')[0] in ('gymnasium', 'pettingzoo')))")
+def test_importing_the_package_registers_through_gymnasiums_registry_alone(tmp_path) -> None:
+    """No import hook (``sys.meta_path`` is left as it was); pettingzoo is never imported, and
+    without gymnasium the package imports and registers nothing."""
+    probe = ("import sys; hooks = list(sys.meta_path); import uno_mk_env\n"
+             "print(sys.meta_path == hooks, sorted({m.split('.')[0] for m, v in sys.modules.items()"
+             " if v is not None and m.split('.')[0] in ('gymnasium', 'pettingzoo')}))")
     proc = python(probe, tmp_path)
-    assert proc.returncode == 0 and proc.stdout.strip() == "[]", proc
+    assert proc.returncode == 0 and proc.stdout.strip() == "True ['gymnasium']", proc
     proc = python("import sys; sys.modules['gymnasium'] = None\n" + probe, tmp_path)
-    assert proc.returncode == 0 and proc.stdout.strip() == "[]", proc
+    assert proc.returncode == 0 and proc.stdout.strip() == "True []", proc
 
 
 # ------------------------------------------------------------------ without the env extra
 @pytest.mark.parametrize("missing", ["gymnasium", "pettingzoo"])
-@pytest.mark.parametrize("module", ["uno_mk_env.uno_mario_kart_v0", "uno_mk_env.gym_env"])
+@pytest.mark.parametrize("module", ["uno_mk_env.uno_mario_kart_v0", "uno_mk_env.envs.gym_env"])
 def test_an_env_module_without_the_env_extra_raises_one_import_error(module, missing,
                                                                      tmp_path) -> None:
     code = (f"import sys; sys.modules[{missing!r}] = None\n"

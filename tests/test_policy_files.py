@@ -22,16 +22,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from uno_mk_env.agents.ppo import (
-    POLICY_FORMAT,
-    ModelFileError,
-    PPOAgent,
-    export_policy,
-    load_policy,
-)
+from uno_mk_env.agents.policy_file import POLICY_FORMAT, ModelFileError, export_policy, load_policy
+from uno_mk_env.agents.ppo import PPOAgent
 from uno_mk_env.cli.app import main as cli_main
+from uno_mk_env.engine.observation import OBS_SIZE, encode
 from uno_mk_env.evaluation.tournament import AgentSpecError, build_agent, run_tournament
-from uno_mk_env.observation import OBS_SIZE, encode
 from uno_mk_env.uno_mario_kart_v0 import raw_env
 
 REPO = Path(__file__).resolve().parents[1]
@@ -305,7 +300,7 @@ def test_oversized_entry_is_refused_before_reading(tiny_zip: Path, tmp_path: Pat
 
 
 # ------------------------------------------------------- crafted files: one bounded line each
-MAX_LINE = 500  # uno_mk_env.agents.ppo.MAX_MESSAGE_CHARS
+MAX_LINE = 500  # uno_mk_env.agents.policy_file.MAX_MESSAGE_CHARS
 
 
 def _poisoned_data(tiny_zip: Path, marker: Path) -> dict:

@@ -14,7 +14,8 @@ import pytest
 
 pytest.importorskip("torch")
 
-from uno_mk_env.agents.ppo import PPOAgent, load_policy  # noqa: E402
+from uno_mk_env.agents.policy_file import load_policy
+from uno_mk_env.agents.ppo import PPOAgent  # noqa: E402
 from uno_mk_env.training.args import TrainingError  # noqa: E402
 from uno_mk_env.training.ppo_fast import Args, train  # noqa: E402
 
@@ -160,7 +161,7 @@ def test_rollouts_over_processes_are_the_in_process_rollouts() -> None:
     """ProcessRollouts (2 workers, 3 tables each) plays, table for table, the rollouts of one
     in-process TableRollouts of all 6 tables (the plain reference): self-play snapshots,
     ended episodes and the state carried into the next rollout included."""
-    from uno_mk_env.agents.ppo import OBS_SCALE
+    from uno_mk_env.agents.numpy_actor import OBS_SCALE
     from uno_mk_env.training.ppo_fast import _env_view, actor_layers, make_agent
     from uno_mk_env.training.rollouts import ProcessRollouts, TableRollouts
 
@@ -237,7 +238,7 @@ def test_sb3_adapter_runs_maskable_ppo() -> None:
 def test_a_dead_env_worker_ends_the_run_with_one_error() -> None:
     """A worker that dies (killed here) makes the next rollout raise TrainingError naming it,
     never a hang or a traceback from the pipe."""
-    from uno_mk_env.agents.ppo import OBS_SCALE
+    from uno_mk_env.agents.numpy_actor import OBS_SCALE
     from uno_mk_env.training.ppo_fast import _env_view, actor_layers, make_agent
     from uno_mk_env.training.rollouts import ProcessRollouts
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from uno_mk_env import docs
+from tools import env_docs as docs
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -174,7 +174,7 @@ def test_the_readme_agents_table_quotes_the_results_page() -> None:
 
 
 def test_every_action_and_observation_piece_is_documented() -> None:
-    from uno_mk_env.observation import OBS_PIECES
+    from uno_mk_env.engine.observation import OBS_PIECES
 
     page = page_text("environment.md")
     for piece in OBS_PIECES:
@@ -268,7 +268,7 @@ assert game.num_players() == 10
     # is the top card.
     "Game.from_dict(": """
 from uno_mk_env import actions
-from uno_mk_env.cards import kind
+from uno_mk_env.engine.cards import kind
 assert g.top_card == kind("R5") and g.active_colour == 0 and g.current_player == 0
 assert g.hand(0)[kind("R7")] == 1 and g.hand(0)[kind("W4")] == 1 and sum(g.hand(1)) == 2
 g.step(actions.DRAW)  # B3 does not match R5: player 0 keeps it and the turn passes
@@ -298,7 +298,7 @@ def test_python_examples_run_and_do_what_the_text_says(index: int, tmp_path: Pat
 def check_engine_alone_output(out: str) -> None:
     """"the winner's hand is empty and its score is the points left in the other hands (R10.2)",
     "about a hundred decisions"."""
-    from uno_mk_env.cards import POINTS, kind
+    from uno_mk_env.engine.cards import POINTS, kind
 
     first, second = out.strip().splitlines()[-2:]
     winner, scores, steps = re.fullmatch(r"(\d+) (\[.*\]) (\d+)", first).groups()

@@ -1,4 +1,4 @@
-"""The table as an image (``render_mode="rgb_array"``/``"human"``, uno_mk_env/render_image.py):
+"""The table as an image (``render_mode="rgb_array"``/``"human"``, uno_mk_env/render/image.py):
 size, dtype and determinism for 2-10 players, a seat's image never drawing another seat's
 hidden cards, PettingZoo's API and render tests, the Gymnasium wrapper, and the optional
 dependencies."""
@@ -16,9 +16,9 @@ from uno_mk_env import Game, Rules
 from uno_mk_env import uno_mario_kart_v0 as U
 from uno_mk_env.agents import make_agent
 from uno_mk_env.agents.base import agent_action
-from uno_mk_env.cards import ITEM_NAMES
-from uno_mk_env.gym_env import UnoMarioKartGymEnv
-from uno_mk_env.render_image import (
+from uno_mk_env.engine.cards import ITEM_NAMES
+from uno_mk_env.envs.gym_env import UnoMarioKartGymEnv
+from uno_mk_env.render.image import (
     GEOMETRY,
     HEIGHT,
     WIDTH,
@@ -128,7 +128,7 @@ def test_table_data_holds_what_the_table_shows():
 
 
 def d_order(code: str) -> int:
-    from uno_mk_env.cards import kind
+    from uno_mk_env.engine.cards import kind
 
     return kind(code)
 
@@ -219,8 +219,8 @@ def test_pettingzoo_render_test_every_mode(monkeypatch):
     def make(render_mode=None):
         env = U.env(num_players=2, render_mode=render_mode)
         env.metadata = {**env.metadata, "render_fps": 0}  # no waiting between frames
-        if env._window is not None:
-            env._window.fps = 0
+        if env._screen.window is not None:
+            env._screen.window.fps = 0
         return env
 
     render_test(make)
@@ -230,14 +230,14 @@ def test_human_mode_shows_the_image_in_a_window(monkeypatch):
     pygame = pytest.importorskip("pygame")
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     env = U.env(num_players=4, render_mode="human")
-    env._window.fps = 0
+    env._screen.window.fps = 0
     env.reset(seed=2)  # shows the table
-    assert env._window.is_open and env.render() is None
+    assert env._screen.window.is_open and env.render() is None
     shown = pygame.surfarray.array3d(pygame.display.get_surface()).swapaxes(0, 1)
     np.testing.assert_array_equal(shown, render_image(env.game, None, env.possible_agents,
                                                       env._history))
     env.close()
-    assert not env._window.is_open
+    assert not env._screen.window.is_open
 
 
 # ------------------------------------------------------------------------------- Gymnasium
@@ -272,7 +272,7 @@ def test_no_render_mode_imports_nothing_of_the_image_renderer():
         "for agent in env.agent_iter(300):\n"
         "    obs, r, term, trunc, info = env.last()\n"
         "    env.step(None if term or trunc else int(obs['action_mask'].nonzero()[0][0]))\n"
-        "assert 'uno_mk_env.render_image' not in sys.modules\n"
+        "assert 'uno_mk_env.render.image' not in sys.modules\n"
         "try:\n"
         "    U.env(render_mode='rgb_array')\n"
         "except ImportError as e:\n"
@@ -288,7 +288,7 @@ def test_no_render_mode_imports_nothing_of_the_image_renderer():
 def test_human_mode_without_pygame_names_the_extra():
     result = run_python(
         "import sys\nsys.modules['pygame'] = None\n"
-        "from uno_mk_env.gym_env import UnoMarioKartGymEnv\n"
+        "from uno_mk_env.envs.gym_env import UnoMarioKartGymEnv\n"
         "try:\n    UnoMarioKartGymEnv(render_mode='human')\n"
         "except ImportError as e:\n    print(e)\n"
     )
@@ -308,7 +308,7 @@ def test_card_numerals_use_a_real_bold_face_and_stay_distinct():
     test extra), not a regular face smeared by a stroke; at 1x the corners of 3, 5, 6, 8 and S
     differ pairwise, and the label is not blurred into a blob (it keeps background pixels
     between its strokes)."""
-    from uno_mk_env.render_image import PALETTE, _card, _font, _Painter, bold_font_path
+    from uno_mk_env.render.image import PALETTE, _card, _font, _Painter, bold_font_path
 
     assert bold_font_path() is not None and bold_font_path().endswith("DejaVuSans-Bold.ttf")
     assert _font(14, True).getname() == ("DejaVu Sans", "Bold")
@@ -330,7 +330,7 @@ def test_no_active_colour_is_shown_while_the_start_colour_is_chosen():
     """R3.3: with a Wild Item Box start card there is no active colour until its colour is
     named: the table dict says ``colour_pending`` and the image rings the top card in the wild
     colour with "being chosen", not the engine's placeholder; after the choice, the colour."""
-    from uno_mk_env.render_image import PALETTE
+    from uno_mk_env.render.image import PALETTE
 
     g = next(g for g in (Game(Rules(num_players=3), seed=s) for s in range(3000))
              if g.phase_name == "choose_colour")
@@ -349,7 +349,7 @@ def test_no_active_colour_is_shown_while_the_start_colour_is_chosen():
 _WINDOW_CHILD = (
     "import sys, time\n"
     "from uno_mk_env import uno_mario_kart_v0 as U\n"
-    "env = U.env(num_players=3, render_mode='human'); env._window.fps = 0\n"
+    "env = U.env(num_players=3, render_mode='human'); env._screen.window.fps = 0\n"
     "env.reset(seed=1)\n"
     "print('ready', flush=True)\n"
     "{body}"

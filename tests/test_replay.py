@@ -14,20 +14,14 @@ import pytest
 
 from uno_mk_env import Game, Rules
 from uno_mk_env.agents import make_agent
-from uno_mk_env.cards import CODES, kind
 from uno_mk_env.cli.app import main
-from uno_mk_env.evaluation.replay import (
-    FORMAT,
-    ReplayError,
-    load_recording,
-    record_game,
-    record_games,
-    replay_html,
-    write_json,
-)
-from uno_mk_env.events import event_for
-from uno_mk_env.render import events_text
-from uno_mk_env.render_image import table_data
+from uno_mk_env.engine.cards import CODES, kind
+from uno_mk_env.engine.events import event_for
+from uno_mk_env.evaluation.replay import record_game, record_games, write_json
+from uno_mk_env.evaluation.replay_format import FORMAT, ReplayError, load_recording
+from uno_mk_env.evaluation.replay_viewer import replay_html
+from uno_mk_env.render.image import table_data
+from uno_mk_env.render.text import events_text
 
 ROOT = Path(__file__).resolve().parents[1]
 PPO = str(ROOT / "models" / "ppo_4p.npz")
@@ -400,7 +394,7 @@ def test_hostile_json_is_one_bounded_line(tmp_path, text, message):
 
 
 def test_too_many_games_too_large_and_not_utf8_are_refused(tmp_path, recording, monkeypatch):
-    import uno_mk_env.evaluation.replay as replay
+    import uno_mk_env.evaluation.replay_format as replay
 
     many = {**recording, "games": recording["games"][:1] * (replay.MAX_REPLAY_GAMES + 1)}
     with pytest.raises(ReplayError, match=r"1 to \d+ games"):
@@ -465,7 +459,8 @@ def test_r4_2_a_seat_view_of_the_replay_cannot_tell_a_kept_card_from_an_unplayab
     kept a playable drawn card or drew an unplayable one; the recording itself keeps the KEEP,
     marked hidden, for the drawer's view and the spectator's."""
     from uno_mk_env import actions as A
-    from uno_mk_env.evaluation.replay import check_recording, recording, seat_steps
+    from uno_mk_env.evaluation.replay import recording, seat_steps
+    from uno_mk_env.evaluation.replay_format import check_recording
 
     kept, unplayable = (kept_or_unplayable(card, monkeypatch) for card in ("R7", "B7"))
     assert [s["actor"] for s in kept["steps"]] == [0, 0, 1, -1]
@@ -500,7 +495,8 @@ def test_r4_2_a_seat_view_of_the_replay_cannot_tell_a_kept_card_from_an_unplayab
 def test_the_hidden_mark_is_checked(monkeypatch, step, value, message):
     """``hidden`` is a boolean, and true only on a KEEP decision (not on a draw, nor on the
     final table)."""
-    from uno_mk_env.evaluation.replay import check_recording, recording
+    from uno_mk_env.evaluation.replay import recording
+    from uno_mk_env.evaluation.replay_format import check_recording
 
     data = recording([kept_or_unplayable("R7", monkeypatch)])
     data["games"][0]["steps"][step]["hidden"] = value

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from uno_mk_env import Game, Rules
-from uno_mk_env.cards import kind
 from uno_mk_env.cli.app import main
-from uno_mk_env.evaluation.replay import load_recording
+from uno_mk_env.engine.cards import kind
+from uno_mk_env.evaluation.replay_format import load_recording
 
 CHROMIUM = ("/usr/bin/chromium", "chromium", "chromium-browser")
 CHROMEDRIVER = ("/usr/bin/chromedriver", "chromedriver")
@@ -335,7 +335,8 @@ def test_a_seat_view_cannot_tell_a_kept_card_from_an_unplayable_one(browser, tmp
     from selenium.webdriver.support.ui import Select
     from test_replay import kept_or_unplayable
 
-    from uno_mk_env.evaluation.replay import recording, write_html
+    from uno_mk_env.evaluation.replay import recording
+    from uno_mk_env.evaluation.replay_viewer import write_html
 
     pages = {card: write_html(recording([kept_or_unplayable(card, monkeypatch)]),
                               tmp_path / f"{card}.html").as_uri() for card in ("R7", "B7")}

@@ -1,12 +1,13 @@
-"""The reward and seed-derivation homes (``uno_mk_env.rewards``, ``uno_mk_env.seeding``)."""
+"""The reward and seed-derivation homes (``uno_mk_env.engine.rewards``,
+``uno_mk_env.engine.seeding``)."""
 
 from __future__ import annotations
 
 import pytest
 
-from uno_mk_env.rewards import expected_win_rewards, loss_reward, win_reward, win_rewards
-from uno_mk_env.rules import MAX_PLAYERS, MIN_PLAYERS
-from uno_mk_env.seeding import derive_seed
+from uno_mk_env.engine.rewards import expected_win_rewards, loss_reward, win_reward, win_rewards
+from uno_mk_env.engine.rules import MAX_PLAYERS, MIN_PLAYERS
+from uno_mk_env.engine.seeding import derive_seed
 
 
 @pytest.mark.parametrize("n", range(MIN_PLAYERS, MAX_PLAYERS + 1))

@@ -37,9 +37,10 @@ import numpy as np
 import pytest
 
 from uno_mk_env import actions as A
-from uno_mk_env.agents.ppo import ModelFileError, PPOAgent, load_policy, write_policy
-from uno_mk_env.observation import OBS_SIZE
-from uno_mk_env.rewards import win_reward
+from uno_mk_env.agents.policy_file import ModelFileError, load_policy, write_policy
+from uno_mk_env.agents.ppo import PPOAgent
+from uno_mk_env.engine.observation import OBS_SIZE
+from uno_mk_env.engine.rewards import win_reward
 
 HAVE_RAY = importlib.util.find_spec("ray") is not None
 if not HAVE_RAY and os.environ.get("CI"):
@@ -143,7 +144,7 @@ def aec_returns(num_players: int, reward: str, seed: int, max_steps: int
                 ) -> tuple[dict[str, float], list[int]]:
     """Plays a seeded game of the AEC env with random legal actions; returns every agent's
     return as the env pays it (the sum of ``env.rewards`` after each step) and the actions."""
-    from uno_mk_env.env import raw_env
+    from uno_mk_env.envs.aec import raw_env
 
     env = raw_env(num_players=num_players, reward=reward, max_steps=max_steps)
     env.reset(seed=seed)
@@ -175,7 +176,7 @@ def test_rllib_pettingzoo_env_gives_every_agent_the_env_return(
     from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
     from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
-    from uno_mk_env.env import raw_env
+    from uno_mk_env.envs.aec import raw_env
 
     assert issubclass(rllib.UnoMultiAgentEnv, PettingZooEnv)
     paid = truncated = 0

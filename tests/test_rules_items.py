@@ -20,7 +20,7 @@ from scenario import (
 )
 
 from uno_mk_env import actions as A
-from uno_mk_env.cards import (
+from uno_mk_env.engine.cards import (
     BANANA,
     BOB_OMB,
     CODES,
@@ -389,7 +389,7 @@ def test_r7_3_a_view_claiming_nothing_to_flip_is_refused_by_from_view():
     import numpy as np
 
     from uno_mk_env import Game
-    from uno_mk_env.view import COLOUR_NO_FLIP
+    from uno_mk_env.engine.phases import COLOUR_NO_FLIP
 
     g = make({"rules": {"num_players": 3}, "hands": ["W4 G5 B3", "G1 B1 Y3", "B2 Y4 G8"],
               "discard_pile": "R7", "draw_pile": REST})

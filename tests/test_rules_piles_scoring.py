@@ -6,7 +6,7 @@ import pytest
 from scenario import cards, discard_pile, do, draw_pile, events_of, hand_codes, hand_sizes, make
 
 from uno_mk_env import Game
-from uno_mk_env.cards import code
+from uno_mk_env.engine.cards import code
 
 # ------------------------------------------------------------------------------------------ R9
 

@@ -26,7 +26,7 @@ from scenario import (
 )
 
 from uno_mk_env import Game, Rules
-from uno_mk_env.cards import DECK, NUM_CARDS, W4
+from uno_mk_env.engine.cards import DECK, NUM_CARDS, W4
 
 COLOURS = {"COLOUR(R)", "COLOUR(Y)", "COLOUR(G)", "COLOUR(B)"}
 
@@ -217,7 +217,7 @@ class _RiggedRng:
 
 def _rigged_deal(rules: Rules, undealt: list[str], dealer: int = 0, seed: int = 0) -> Game:
     """A round dealt from a deck whose undealt cards are ``undealt`` (flipped from the end)."""
-    from uno_mk_env.cards import kind
+    from uno_mk_env.engine.cards import kind
 
     rest = list(DECK)
     for code in undealt:
@@ -289,7 +289,7 @@ def test_r3_3_reflip_deals_that_used_to_hang(seed):
 def test_r3_3_every_legal_table_size_deals_under_both_start_options():
     """R3.3: the deal ends for every legal ``num_players × hand_size`` (at most 107 dealt), with
     either start option (a handful of seeds each; the rigged tests above cover the worst case)."""
-    from uno_mk_env.rules import MAX_DEALT
+    from uno_mk_env.engine.rules import MAX_DEALT
 
     for n in range(2, 11):
         for hand_size in range(1, 16):

@@ -486,7 +486,7 @@ def test_r8_catch_phase_view_and_observation(catch):
 
     from uno_mk_env import Game
     from uno_mk_env import actions as A
-    from uno_mk_env.observation import encode, split
+    from uno_mk_env.engine.observation import encode, split
 
     g = two_player("RS R1", catch)
     do(g, "PLAY(RS)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from scenario import cards, colour, do, hand_codes, legal_names, make, top
 
-from uno_mk_env.cards import counts_to_codes
+from uno_mk_env.engine.cards import counts_to_codes
 
 COLOURS = {"COLOUR(R)", "COLOUR(Y)", "COLOUR(G)", "COLOUR(B)"}
 PILE = "Y5 Y6 Y7 Y8 B7 B8 G9 B9 R9 Y9"
@@ -245,7 +245,7 @@ def test_r6_3_each_challenger_keeps_the_hand_it_saw_for_the_round():
     import numpy as np
 
     from uno_mk_env import Game
-    from uno_mk_env.observation import encode, split
+    from uno_mk_env.engine.observation import encode, split
 
     g = make({"rules": {"num_players": 4},
               "hands": ["W4 G5 B3", "G1 B1 Y3", "W4 Y4 G8", "R4 G2 B6"],

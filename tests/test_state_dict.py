@@ -457,7 +457,7 @@ def _paths(d: Any, prefix: tuple = ()) -> list[tuple]:
 def _exercise(g: Game, rng: np.random.Generator) -> None:
     """Everything a user does with a game: views, observations, the state vector, a JSON round
     trip, a few random steps. Nothing may raise."""
-    from uno_mk_env.observation import encode, encode_state
+    from uno_mk_env.engine.observation import encode, encode_state
 
     for _ in range(6):
         for seat in range(g.num_players):
@@ -537,7 +537,7 @@ def test_from_view_of_a_view_with_one_tampered_element_raises_or_works() -> None
     whole-field test above never builds these. StateError naming the field, or a game that
     survives views, encoders and a JSON round trip (a score of 10**400 used to be accepted and
     crash the encoder; -1 or 5000 broke the round trip)."""
-    from uno_mk_env.rules import max_score
+    from uno_mk_env.engine.rules import max_score
 
     rng = np.random.default_rng(1)
     rejected = 0

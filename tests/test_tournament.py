@@ -344,7 +344,7 @@ def test_illegal_action_error_names_the_agent() -> None:
 
 
 def test_agent_needing_observations_gets_vectors() -> None:
-    encoder = pytest.importorskip("uno_mk_env.observation")
+    encoder = pytest.importorskip("uno_mk_env.engine.observation")
 
     class Needy(RandomAgent):
         needs_observation = True

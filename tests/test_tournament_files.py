@@ -23,6 +23,7 @@ import uno_mk_env.evaluation.tournament as tournament
 from uno_mk_env import Rules
 from uno_mk_env.agents import RandomAgent, make_agent
 from uno_mk_env.cli.app import main
+from uno_mk_env.engine.seeding import derive_seed
 from uno_mk_env.evaluation.journal import JOURNAL_FILE, JournalError, read_journal
 from uno_mk_env.evaluation.match import MatchStopped, play_match
 from uno_mk_env.evaluation.tournament import (
@@ -40,7 +41,6 @@ from uno_mk_env.files import (
     atomic_write,
     atomic_write_text,
 )
-from uno_mk_env.seeding import derive_seed
 
 FAST = {"uno": "off"}  # shorter random rounds (see test_tournament.py)
 
@@ -408,7 +408,7 @@ def test_evaluate_writes_each_agent_to_its_own_folder(tmp_path, monkeypatch, cap
 
 
 def test_the_split_keeps_every_public_name_importable_from_tournament() -> None:
-    from uno_mk_env import rewards
+    from uno_mk_env.engine import rewards
     from uno_mk_env.evaluation import results, tables
 
     assert tournament.places is rewards.places

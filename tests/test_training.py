@@ -15,10 +15,12 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from uno_mk_env.agents import make_agent  # noqa: E402
-from uno_mk_env.agents.ppo import OBS_SCALE, PPOAgent, resolve_model_path  # noqa: E402
+from uno_mk_env.agents.numpy_actor import OBS_SCALE  # noqa: E402
+from uno_mk_env.agents.policy_file import resolve_model_path
+from uno_mk_env.agents.ppo import PPOAgent
+from uno_mk_env.engine.observation import OBS_SIZE  # noqa: E402
+from uno_mk_env.envs.gym_env import UnoMarioKartGymEnv  # noqa: E402
 from uno_mk_env.evaluation.tournament import AgentSpecError, build_agent, run_tournament  # noqa: E402
-from uno_mk_env.gym_env import UnoMarioKartGymEnv  # noqa: E402
-from uno_mk_env.observation import OBS_SIZE  # noqa: E402
 from uno_mk_env.training.curves import read_eval_csv  # noqa: E402
 from uno_mk_env.training.opponents import OpponentPool  # noqa: E402
 from uno_mk_env.training.train_ppo import Args, TrainingError, parse_args, train  # noqa: E402
@@ -96,7 +98,7 @@ def test_resume_continues_from_a_checkpoint(trained, tmp_path):
 
 
 def _last_checkpoint(summary: dict) -> tuple[Path, int]:
-    from uno_mk_env.agents.ppo import sb3_data
+    from uno_mk_env.agents.policy_file import sb3_data
 
     ckpts = Path(summary["run_dir"], "checkpoints").glob("ppo_*_steps.zip")
     ckpt = max(ckpts, key=lambda p: int(p.stem.split("_")[1]))
@@ -139,7 +141,7 @@ def test_resume_refuses_changed_hyperparameters_and_config_records_the_truth(
     """A resumed model keeps its architecture and PPO hyperparameters: changing one is refused
     (each listed, old → new); on the command line the ones not given are the model's, and
     config.json records what ran (it used to record the defaults)."""
-    from uno_mk_env.agents.ppo import sb3_data
+    from uno_mk_env.agents.policy_file import sb3_data
 
     _, summary = trained
     ckpt, steps = _last_checkpoint(summary)
@@ -340,7 +342,7 @@ def test_asymmetric_critic_run_trains_and_its_actor_ignores_the_state(tmp_path):
     the state, the actor does not; the agent plays the checkpoint from the observation alone."""
     import torch
 
-    from uno_mk_env.observation import STATE_SIZE, encode, encode_state
+    from uno_mk_env.engine.observation import STATE_SIZE, encode, encode_state
     from uno_mk_env.uno_mario_kart_v0 import raw_env
 
     summary = train(tiny_args(tmp_path, num_players=3, critic_state=True, bc_teacher="greedy",

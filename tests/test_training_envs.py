@@ -10,8 +10,8 @@ import pytest
 
 pytest.importorskip("gymnasium")
 
+from uno_mk_env.engine.observation import OBS_SIZE  # noqa: E402
 from uno_mk_env.evaluation.tournament import places  # noqa: E402
-from uno_mk_env.observation import OBS_SIZE  # noqa: E402
 from uno_mk_env.training.args import TrainingError  # noqa: E402
 from uno_mk_env.training.envs import make_training_env  # noqa: E402
 from uno_mk_env.training.train_ppo import Args, check_args  # noqa: E402
@@ -69,7 +69,7 @@ def _play_episode(env, learner) -> tuple[list[float], bool]:
 @pytest.mark.parametrize("n", [2, 4])
 def test_place_reward_ranks_the_learner_at_the_end(n, kind):
     from uno_mk_env.agents import make_agent
-    from uno_mk_env.rewards import win_reward
+    from uno_mk_env.engine.rewards import win_reward
 
     env = make_training_env(_args(num_players=n, reward=kind, opponents="greedy,random"),
                             rank=0)
@@ -169,12 +169,12 @@ def test_the_final_evaluation_follows_the_budget_unless_given():
 
 
 def test_the_place_rewards_live_in_rewards_and_training_uses_them():
-    """The place reward's formula is in :mod:`uno_mk_env.rewards`, next to ``places``;
+    """The place reward's formula is in :mod:`uno_mk_env.engine.rewards`, next to ``places``;
     training's env (below evaluation in the layers) no longer imports the tournaments."""
     import ast
     import inspect
 
-    from uno_mk_env import rewards
+    from uno_mk_env.engine import rewards
     from uno_mk_env.training import envs
 
     assert [rewards.place_reward(4, p) for p in (1, 2, 3, 4)] == pytest.approx(

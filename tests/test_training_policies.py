@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from uno_mk_env.agents.ppo import PPOAgent  # noqa: E402
-from uno_mk_env.observation import OBS_SIZE  # noqa: E402
+from uno_mk_env.engine.observation import OBS_SIZE  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -152,7 +152,7 @@ def test_shipped_models_load_with_the_training_loader(name):
 def test_a_shipped_model_resumes(tmp_path, name, capsys):
     """``--resume`` of a shipped model (the model keeps its own hyperparameters, read from its
     files) trains one more rollout."""
-    from uno_mk_env.agents.ppo import sb3_data
+    from uno_mk_env.agents.policy_file import sb3_data
     from uno_mk_env.training.train_ppo import main
 
     path = REPO / "models" / name

@@ -19,7 +19,8 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 import uno_mk_env  # noqa: E402
-from uno_mk_env.agents.ppo import PPOAgent, sb3_data  # noqa: E402
+from uno_mk_env.agents.policy_file import sb3_data
+from uno_mk_env.agents.ppo import PPOAgent  # noqa: E402
 from uno_mk_env.training.curves import read_eval_csv  # noqa: E402
 from uno_mk_env.training.train_ppo import Args, parse_args, train  # noqa: E402
 

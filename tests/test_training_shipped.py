@@ -39,7 +39,7 @@ def _params(legacy: set[str]):
 @_params(LEGACY_CONFIG)
 def test_recorded_configuration_matches_the_model_files(path: Path) -> None:
     pytest.importorskip("sb3_contrib")
-    from uno_mk_env.agents.ppo import sb3_data
+    from uno_mk_env.agents.policy_file import sb3_data
     from uno_mk_env.training.args import ints
     from uno_mk_env.training.resume import checkpoint_hyperparameters
     from uno_mk_env.training.train_ppo import RESUME_FIXED, _comparable

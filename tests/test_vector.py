@@ -1,4 +1,5 @@
-"""The batched vector env (uno_mk_env.vector) against its oracle: N single Gymnasium wrapper envs
+"""The batched vector env (uno_mk_env.envs.vector) against its oracle: N single Gymnasium wrapper
+envs
 in gymnasium's own SyncVectorEnv (in each autoreset mode: SAME_STEP, NEXT_STEP, DISABLED),
 seeded ``seed + i`` and stepped with the same actions, must give exactly the same trajectories
 (observations, masks, rewards, episode ends, final observations and outcomes, episode
@@ -21,12 +22,12 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from uno_mk_env import actions as A
 from uno_mk_env.agents.base import build_agent
 from uno_mk_env.agents.ppo import PPOAgent
+from uno_mk_env.engine.rewards import episode_places, places
+from uno_mk_env.engine.rules import Rules
+from uno_mk_env.engine.seeding import derive_seed
+from uno_mk_env.envs.gym_env import UnoMarioKartGymEnv
+from uno_mk_env.envs.vector import STATS_KEY, SelfPlayVectorEnv, UnoMarioKartVectorEnv
 from uno_mk_env.errors import IllegalActionError
-from uno_mk_env.gym_env import UnoMarioKartGymEnv
-from uno_mk_env.rewards import episode_places, places
-from uno_mk_env.rules import Rules
-from uno_mk_env.seeding import derive_seed
-from uno_mk_env.vector import STATS_KEY, SelfPlayVectorEnv, UnoMarioKartVectorEnv
 
 POLICY = "models/ppo_2p.npz"
 PRESETS_2P = Rules(num_players=2)
@@ -261,7 +262,7 @@ def test_is_a_gymnasium_vector_env() -> None:
 def test_episode_places_are_public_unless_the_scoring_shows_the_hands() -> None:
     """At a finished, scored game the places follow the hand points (the scoring shows them,
     R10.2); otherwise the public hand sizes (fewer is better, ties share)."""
-    from uno_mk_env.game import Game
+    from uno_mk_env.engine.game import Game
 
     game = Game(PRESETS_2P, seed=1)
     game.sizes = [3, 5]  # only the sizes are read when the game is not over
@@ -394,7 +395,7 @@ def test_self_play_env_is_the_aec_env() -> None:
     """Table for table, the self-play env plays the AEC env's games (``raw_env`` reset with
     ``seed + i``, then without a seed after each game): the decider, its observation and
     mask, every seat's reward, the episode ends (truncation included)."""
-    from uno_mk_env.env import raw_env
+    from uno_mk_env.envs.aec import raw_env
 
     num_envs, n = 3, 3
     venv = SelfPlayVectorEnv(num_envs, n, reward="points", max_steps=150, hand_size=4)

@@ -21,11 +21,11 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 from uno_mk_env import actions as A
-from uno_mk_env.game import Game
-from uno_mk_env.gym_env import UnoMarioKartGymEnv
-from uno_mk_env.observation import OBS_SLICES
-from uno_mk_env.rewards import places
-from uno_mk_env.vector import STATS_KEY, UnoMarioKartVectorEnv
+from uno_mk_env.engine.game import Game
+from uno_mk_env.engine.observation import OBS_SLICES
+from uno_mk_env.engine.rewards import places
+from uno_mk_env.envs.gym_env import UnoMarioKartGymEnv
+from uno_mk_env.envs.vector import STATS_KEY, UnoMarioKartVectorEnv
 
 
 def passive(observation: np.ndarray, mask: np.ndarray) -> int:

@@ -93,7 +93,7 @@ def test_wheel_holds_one_import_name(dist: dict[str, Path]) -> None:
     names = zipfile.ZipFile(dist["wheel"]).namelist()
     info = f"uno_mk_env-{uno_mk_env.__version__}.dist-info"
     assert {n.split("/")[0] for n in names} == {"uno_mk_env", info}
-    for path in ("uno_mk_env/__init__.py", "uno_mk_env/py.typed", "uno_mk_env/env.py",
+    for path in ("uno_mk_env/__init__.py", "uno_mk_env/py.typed", "uno_mk_env/envs/aec.py",
                  "uno_mk_env/agents/__init__.py", "uno_mk_env/agents/ppo.py",
                  "uno_mk_env/training/__init__.py", "uno_mk_env/training/train_ppo.py",
                  "uno_mk_env/training/export_model.py", "uno_mk_env/evaluation/tournament.py",
@@ -203,7 +203,7 @@ def test_base_install_plays_lists_and_names_missing_extras(
 SHIPPED_BY_NAME = textwrap.dedent("""
     from uno_mk_env import Game, Rules
     from uno_mk_env.agents import make_agent
-    from uno_mk_env.observation import action_mask, encode
+    from uno_mk_env.engine.observation import action_mask, encode
 
     agent = make_agent("ppo:ppo_2p", seed=0)
     g = Game(Rules(num_players=2), seed=5)
@@ -217,7 +217,7 @@ ENV_EPISODE = textwrap.dedent("""
     import numpy as np
     from pettingzoo.test import api_test
     from uno_mk_env import uno_mario_kart_v0
-    from uno_mk_env.gym_env import UnoMarioKartGymEnv
+    from uno_mk_env.envs.gym_env import UnoMarioKartGymEnv
 
     env = uno_mario_kart_v0.env(num_players=3)
     env.reset(seed=1)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from uno_mk_env.agents.base import agent_action, build_agent
-from uno_mk_env.seeding import derive_seed
+from uno_mk_env.engine.seeding import derive_seed
 
 from .envs import make_training_env
 from .progress import RateLines

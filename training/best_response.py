@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from uno_mk_env.rules import MAX_PLAYERS, MIN_PLAYERS
+from uno_mk_env.engine.rules import MAX_PLAYERS, MIN_PLAYERS
 
 #: The fixed training recipe of every best response (train_ppo arguments): the 2-player
 #: shipped model's PPO settings, started from behaviour cloning of ``strategic``.

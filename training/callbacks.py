@@ -17,7 +17,7 @@ from typing import Any
 
 from stable_baselines3.common.callbacks import BaseCallback
 
-from uno_mk_env.seeding import derive_seed
+from uno_mk_env.engine.seeding import derive_seed
 
 from .args import specs
 from .curves import eval_line, evaluate, plot_curve, selection_score, write_eval_csv

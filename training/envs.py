@@ -1,6 +1,6 @@
 """The learner's environment in training: :class:`TrainingEnv` draws the table of every episode
 (player count and rules preset, each with a weight) and plays it with the Gymnasium wrapper
-:class:`uno_mk_env.gym_env.UnoMarioKartGymEnv`, one :class:`~uno_mk_env.training.opponents.
+:class:`uno_mk_env.envs.gym_env.UnoMarioKartGymEnv`, one :class:`~uno_mk_env.training.opponents.
 OpponentPool` per opponent seat and one :class:`~uno_mk_env.training.opponents.SnapshotLeague`
 shared by all of them. The observation is the same 437 floats at every table size and preset,
 so one policy learns them all.
@@ -14,11 +14,11 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from uno_mk_env.gym_env import UnoMarioKartGymEnv
-from uno_mk_env.observation import encode_state, observation_high, state_high
-from uno_mk_env.rewards import place_reward, places, win_place_reward
-from uno_mk_env.rules import PRESETS, Rules
-from uno_mk_env.seeding import derive_seed
+from uno_mk_env.engine.observation import encode_state, observation_high, state_high
+from uno_mk_env.engine.rewards import place_reward, places, win_place_reward
+from uno_mk_env.engine.rules import PRESETS, Rules
+from uno_mk_env.engine.seeding import derive_seed
+from uno_mk_env.envs.gym_env import UnoMarioKartGymEnv
 
 from .opponents import OpponentPool, SnapshotLeague
 
@@ -33,21 +33,21 @@ class TrainingEnv(gymnasium.Env):
 
     Args:
         tables: ``(num_players, preset)`` pairs (``preset`` a key of
-            :data:`uno_mk_env.rules.PRESETS`); drawn with ``weights`` at every reset from the
+            :data:`uno_mk_env.engine.rules.PRESETS`); drawn with ``weights`` at every reset from the
             env's own generator.
         weights: one per table, summing to 1.
         make_pools: ``(num_players, table_index) -> num_players - 1`` opponent policies; called
             once per table, on its first episode.
         league: the snapshots of the learner the pools draw from (see :meth:`add_snapshot`).
-        reward: as :class:`~uno_mk_env.gym_env.UnoMarioKartGymEnv` (``"win"``, ``"points"``),
+        reward: as :class:`~uno_mk_env.envs.gym_env.UnoMarioKartGymEnv` (``"win"``, ``"points"``),
             or, at the end of the game (0 before, and for a truncated game),
-            ``"place"`` (:func:`uno_mk_env.rewards.place_reward` of the seat's place, as
-            tournaments rank them: :func:`uno_mk_env.rewards.places`) or ``"win_place"``
-            (:func:`uno_mk_env.rewards.win_place_reward`).
+            ``"place"`` (:func:`uno_mk_env.engine.rewards.place_reward` of the seat's place, as
+            tournaments rank them: :func:`uno_mk_env.engine.rewards.places`) or ``"win_place"``
+            (:func:`uno_mk_env.engine.rewards.win_place_reward`).
         place_weight: the weight of the place reward in ``"win_place"`` (0-1).
-        max_steps: as :class:`~uno_mk_env.gym_env.UnoMarioKartGymEnv`.
+        max_steps: as :class:`~uno_mk_env.envs.gym_env.UnoMarioKartGymEnv`.
         critic_state: append the game's perfect-information
-            :func:`~uno_mk_env.observation.encode_state` to the observation (the input of an
+            :func:`~uno_mk_env.engine.observation.encode_state` to the observation (the input of an
             asymmetric actor-critic, whose actor reads only the observation part).
 
     ``game``, ``seat`` and ``action_masks()`` are those of the current table.
@@ -190,7 +190,7 @@ def table_sizes(args: Any) -> tuple[list[int], list[float]]:
     Raises:
         TrainingError: a count outside 2-10 or a bad weight.
     """
-    from uno_mk_env.rules import MAX_PLAYERS, MIN_PLAYERS
+    from uno_mk_env.engine.rules import MAX_PLAYERS, MIN_PLAYERS
 
     from .args import weighted
 

@@ -21,7 +21,8 @@ the win rate's 95 % lower bound over the fair share and the other two margins,
 :func:`uno_mk_env.training.provenance.ship`) and, next to it:
 
 * ``OUT.npz``: the policy in the project's own format
-  (:func:`uno_mk_env.agents.ppo.export_policy`), which plays with numpy alone and is read without
+  (:func:`uno_mk_env.agents.policy_file.export_policy`), which plays with numpy alone and is read
+  without
   unpickling;
 * ``OUT.json``: the checkpoint and its step count, the training run's config with its git
   commit, versions, seeds and exact command (for a resumed run, the config of every run in the
@@ -68,7 +69,7 @@ def select(candidates: Sequence[Path], opponent: str, players: Sequence[int], ga
            seed: int, workers: int, by: str = "win") -> dict[str, Any]:
     """Evaluates every candidate checkpoint on ``seed`` and names the best (the highest score
     of :data:`~uno_mk_env.training.curves.SELECTION_SCORES` ``[by]``; the earliest on a tie)."""
-    from uno_mk_env.agents.ppo import sb3_data
+    from uno_mk_env.agents.policy_file import sb3_data
 
     rows = []
     for path in candidates:
@@ -100,7 +101,7 @@ def export(checkpoints: Sequence[str], out: str, games: Sequence[int], seed: int
         TrainingError: no run directory, or a selection on the reporting seed.
         OutputPathError: ``out``'s folder cannot be written.
     """
-    from uno_mk_env.agents.ppo import resolve_model_path
+    from uno_mk_env.agents.policy_file import resolve_model_path
     from uno_mk_env.evaluation.tournament import check_output_dir
 
     from .policies import load_model

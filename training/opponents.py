@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from uno_mk_env.seeding import derive_seed
+from uno_mk_env.engine.seeding import derive_seed
 
 
 class SnapshotLeague(list):

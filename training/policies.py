@@ -6,7 +6,8 @@ Checkpoints name these classes by module and class name. Those written since thi
 name ``uno_mk_env.training.policies``; earlier ones name ``uno_mk_env.agents.ppo`` (package
 0.4.0) or the top-level ``agents.ppo`` (before 0.4.0), where these classes used to be made.
 :func:`load_model` accepts all three (see :func:`legacy_module_aliases`); the ``ppo`` agent's
-own loader (:func:`uno_mk_env.agents.ppo.load_policy`), which never unpickles, recognises the
+own loader (:func:`uno_mk_env.agents.policy_file.load_policy`), which never unpickles, recognises
+the
 same three names.
 
 Importing this module imports torch, stable-baselines3 and sb3-contrib.
@@ -26,8 +27,8 @@ import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, MlpExtractor
 
-from uno_mk_env.agents.ppo import OBS_SCALE, PRIVILEGED_SIZE, STATE_SCALE
-from uno_mk_env.observation import OBS_SIZE
+from uno_mk_env.agents.numpy_actor import OBS_SCALE, PRIVILEGED_SIZE, STATE_SCALE
+from uno_mk_env.engine.observation import OBS_SIZE
 
 __all__ = ["AsymmetricActorCriticPolicy", "ScaledObservationExtractor", "legacy_module_aliases",
            "load_model"]
@@ -35,9 +36,10 @@ __all__ = ["AsymmetricActorCriticPolicy", "ScaledObservationExtractor", "legacy_
 
 class ScaledObservationExtractor(BaseFeaturesExtractor):
     """SB3 features extractor: the observation times a fixed per-entry scale
-    (:data:`uno_mk_env.agents.ppo.OBS_SCALE`, stored in the model as the buffer ``scale``); for
+    (:data:`uno_mk_env.agents.numpy_actor.OBS_SCALE`, stored in the model as the buffer ``scale``);
+    for
     the input of an asymmetric policy (observation + state, ``PRIVILEGED_SIZE``) the state's
-    entries are scaled by :data:`uno_mk_env.agents.ppo.STATE_SCALE`."""
+    entries are scaled by :data:`uno_mk_env.agents.numpy_actor.STATE_SCALE`."""
 
     scale: torch.Tensor  # the buffer registered in __init__
 
@@ -70,7 +72,7 @@ class ActorSlicesExtractor(MlpExtractor):
 
 class AsymmetricActorCriticPolicy(MaskableActorCriticPolicy):
     """Asymmetric actor-critic (a centralised, perfect-information critic): the input is the
-    observation followed by :func:`~uno_mk_env.observation.encode_state`; the actor sees only
+    observation followed by :func:`~uno_mk_env.engine.observation.encode_state`; the actor sees only
     the first ``actor_size`` entries (the observation), the critic all of them. The critic is
     used only in training, so the trained actor still acts on what its seat may know (the
     ``ppo`` agent gives it the observation alone)."""

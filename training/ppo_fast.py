@@ -5,7 +5,7 @@
     python -m uno_mk_env.training.ppo_fast --num-players 2 --total-timesteps 2000000 --seed 1
     python -m uno_mk_env.training.ppo_fast --help          # every argument, documented
 
-``--n-envs`` tables (:class:`uno_mk_env.vector.UnoMarioKartVectorEnv`, built by
+``--n-envs`` tables (:class:`uno_mk_env.envs.vector.UnoMarioKartVectorEnv`, built by
 :func:`uno_mk_env.training.vector_envs.make_vector_training_env`) are played together, split
 over ``--env-workers`` processes (:mod:`uno_mk_env.training.rollouts`): at each rollout the
 learner sends its actor's weights, every worker plays ``--n-steps`` steps of its tables with a
@@ -31,7 +31,7 @@ false``).
 Outputs in ``runs/<run_name>/``: ``config.json`` (arguments, command, git commit, versions,
 seeds), ``progress.csv`` (one row per update), ``eval.csv`` and ``curve.png``, ``snapshots/``,
 ``checkpoints/policy_<steps>_steps.npz`` every ``--checkpoint-every`` steps (default
-0: none), ``final.npz`` (the policy, :func:`uno_mk_env.agents.ppo.write_policy`, played by
+0: none), ``final.npz`` (the policy, :func:`uno_mk_env.agents.policy_file.write_policy`, played by
 ``ppo:PATH``), ``best.npz`` (best evaluation after the start, as the sb3 backend picks
 ``best.zip``), ``final.pt`` (the torch weights and optimizer state, a plain state dict) and
 ``summary.json``. ``--save-path X.npz`` also ships the final policy with its JSON provenance
@@ -64,11 +64,12 @@ from typing import Any
 
 import numpy as np
 
-from uno_mk_env.agents.ppo import OBS_SCALE, ModelFileError, load_policy, write_policy
+from uno_mk_env.agents.numpy_actor import OBS_SCALE
+from uno_mk_env.agents.policy_file import ModelFileError, load_policy, write_policy
+from uno_mk_env.engine.observation import OBS_PIECES, OBS_SIZE
+from uno_mk_env.engine.seeding import derive_seed
 from uno_mk_env.errors import UnoMkError
 from uno_mk_env.files import atomic_save
-from uno_mk_env.observation import OBS_PIECES, OBS_SIZE
-from uno_mk_env.seeding import derive_seed
 
 from .args import (
     TrainArgs,
@@ -304,7 +305,7 @@ def actor_layers(agent: Any) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 def initial_actor(args: Args) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The layers of ``--init-policy`` (read by :func:`uno_mk_env.agents.ppo.load_policy`,
+    """The layers of ``--init-policy`` (read by :func:`uno_mk_env.agents.policy_file.load_policy`,
     never unpickled).
 
     Raises:

@@ -2,7 +2,7 @@
 shipped model (:func:`ship`).
 
 A shipped model ``NAME.zip`` comes with ``NAME.npz`` (the policy for play without torch or
-unpickling, :func:`uno_mk_env.agents.ppo.export_policy`), ``NAME.json`` (its provenance: the
+unpickling, :func:`uno_mk_env.agents.policy_file.export_policy`), ``NAME.json`` (its provenance: the
 commit, versions, the exact command and true configuration of every run of its resume chain,
 seeds, how it was selected, its evaluations) and ``NAME_curve.csv`` / ``NAME_curve.png`` (its
 evaluation curve up to and including its final evaluation).
@@ -96,7 +96,7 @@ def ship(model: Any, target: Path, info: dict[str, Any], curve: Sequence[dict[st
     ``info`` becomes the JSON (with ``numpy_policy``, the ``.npz`` name, and ``timesteps``
     added) and ``curve`` the CSV and PNG; ``npz_provenance`` goes into the ``.npz`` metadata.
     Returns the JSON written."""
-    from uno_mk_env.agents.ppo import export_policy
+    from uno_mk_env.agents.policy_file import export_policy
 
     zip_path, npz_path, json_path, csv_path, png_path = shipped_paths(target)
     zip_path.parent.mkdir(parents=True, exist_ok=True)

@@ -25,7 +25,7 @@ def config_chain(run_dir: Path) -> list[dict[str, Any]]:
     """The run's ``config.json``, then those of the runs it resumed from, newest first (a run
     resumed from an exported model continues with that model's own chain, ``resumed_from`` of
     its JSON)."""
-    from uno_mk_env.agents.ppo import resolve_model_path
+    from uno_mk_env.agents.policy_file import resolve_model_path
 
     chain: list[dict[str, Any]] = []
     seen: set[Path] = set()
@@ -55,7 +55,7 @@ def checkpoint_hyperparameters(data: dict[str, Any]) -> dict[str, Any]:
     literals only, never unpickled)."""
     import re
 
-    from uno_mk_env.agents.ppo import sb3_literal
+    from uno_mk_env.agents.policy_file import sb3_literal
 
     def number(v: Any) -> TypeGuard[int | float]:
         return isinstance(v, (int, float)) and not isinstance(v, bool)
@@ -112,7 +112,7 @@ def first_run_args(checkpoint: Path) -> dict[str, Any]:
     (``config.json`` of its run directory, else the ``.json`` of an exported model), followed
     back through ``resume`` to the first run of the chain, whose model arguments every resumed
     run kept (an export's JSON lists the chain in ``resumed_from``). Empty when unknown."""
-    from uno_mk_env.agents.ppo import resolve_model_path
+    from uno_mk_env.agents.policy_file import resolve_model_path
 
     config = read_json(run_dir_of(checkpoint) / "config.json") or read_json(
         checkpoint.with_suffix(".json"))
@@ -145,7 +145,7 @@ def resume_source(resume: str, fixed: Iterable[str]) -> tuple[Path, int, dict[st
     Raises:
         TrainingError: the file is missing or is not a stable-baselines3 model.
     """
-    from uno_mk_env.agents.ppo import ModelFileError, resolve_model_path, sb3_data
+    from uno_mk_env.agents.policy_file import ModelFileError, resolve_model_path, sb3_data
 
     try:
         path = resolve_model_path(resume)

@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from uno_mk_env.agents.ppo import numpy_actor
+from uno_mk_env.agents.numpy_actor import numpy_actor
+from uno_mk_env.engine.seeding import derive_seed
 from uno_mk_env.errors import one_line
-from uno_mk_env.seeding import derive_seed
 
 from .args import TrainingError
 from .vector_envs import check_vector_args, make_vector_training_env
@@ -110,7 +110,7 @@ class TableRollouts:
     def rollout(self, layers: Layers, activation: str, scale: np.ndarray | None,
                 n_steps: int) -> Batch:
         """``n_steps`` steps of every table, the learner playing the actor ``layers``
-        (:func:`uno_mk_env.agents.ppo.numpy_actor`)."""
+        (:func:`uno_mk_env.agents.numpy_actor.numpy_actor`)."""
         if self.obs is None:
             raise RuntimeError("reset() needs to be called before rollout()")
         actor = numpy_actor(layers, activation, scale)
@@ -128,7 +128,7 @@ class TableRollouts:
             self.obs, rewards[t], term, trunc, info = self.venv.step(actions[t])
             dones[t] = term | trunc
             for j in np.flatnonzero(dones[t]):
-                ep = info["uno_episode"]  # uno_mk_env.vector.STATS_KEY
+                ep = info["uno_episode"]  # uno_mk_env.envs.vector.STATS_KEY
                 batch.episodes.append((t, int(j), float(ep["r"][j]), int(ep["l"][j]),
                                        int(ep["place"][j])))
                 if trunc[j] and not term[j]:

@@ -98,7 +98,8 @@ class Args(TrainArgs):
     """player counts drawn per episode, each with an optional weight, e.g. "2:3,3,4:2"
     (empty: always --num-players); the observation is the same at every size"""
     rule_presets: str = ""
-    """rules presets (uno_mk_env.rules.PRESETS) drawn per episode, each with an optional weight,
+    """rules presets (uno_mk_env.engine.rules.PRESETS) drawn per episode, each with an optional
+    weight,
     e.g. "default:4,strict,standard_uno" (empty: the default rules)"""
     place_weight: float = 0.5
     """with --reward win_place: the weight w of the place reward (0.5: the mean of the two; at
@@ -250,7 +251,7 @@ def check_args(args: Args) -> None:
     Raises:
         TrainingError: naming the value and what is allowed.
     """
-    from uno_mk_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
+    from uno_mk_env.engine.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
 
     from .envs import table_sizes
 
@@ -315,7 +316,7 @@ def new_model(args: Args, vec_env: Any, hyper: dict[str, Any]) -> Any:
     import torch
     from sb3_contrib import MaskablePPO
 
-    from uno_mk_env.observation import OBS_SIZE
+    from uno_mk_env.engine.observation import OBS_SIZE
 
     from .policies import AsymmetricActorCriticPolicy, ScaledObservationExtractor
 
@@ -335,7 +336,7 @@ def new_model(args: Args, vec_env: Any, hyper: dict[str, Any]) -> Any:
 
 
 def seeds(args: Args) -> dict[str, str]:
-    """How every random stream of a run derives from ``--seed`` (uno_mk_env.seeding)."""
+    """How every random stream of a run derives from ``--seed`` (uno_mk_env.engine.seeding)."""
     return {
         "root": str(args.seed),
         "torch, numpy global, python random, SB3": "seed",
@@ -410,8 +411,8 @@ def _train(args: Args, invocation: str | None, start_steps: int, target: Path | 
     from stable_baselines3.common.logger import configure
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    from uno_mk_env.agents.ppo import export_policy
-    from uno_mk_env.observation import OBS_PIECES
+    from uno_mk_env.agents.policy_file import export_policy
+    from uno_mk_env.engine.observation import OBS_PIECES
 
     from .behaviour_cloning import behaviour_cloning
     from .callbacks import EvalAndSelfPlay

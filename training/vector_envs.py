@@ -1,4 +1,4 @@
-"""The training tables as one batched vector env (:class:`uno_mk_env.vector.
+"""The training tables as one batched vector env (:class:`uno_mk_env.envs.vector.
 UnoMarioKartVectorEnv`), and its adapter for stable-baselines3.
 
 :func:`make_vector_training_env` builds what :func:`uno_mk_env.training.envs.make_training_env`
@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from uno_mk_env.rules import PRESETS
-from uno_mk_env.seeding import derive_seed
-from uno_mk_env.vector import STATS_KEY, UnoMarioKartVectorEnv, check_actions
+from uno_mk_env.engine.rules import PRESETS
+from uno_mk_env.engine.seeding import derive_seed
+from uno_mk_env.envs.vector import STATS_KEY, UnoMarioKartVectorEnv, check_actions
 
 from .opponents import OpponentPool
 
@@ -35,7 +35,7 @@ __all__ = ["BatchedOpponentPool", "SB3VectorEnv", "VectorLeague",
 class BatchedOpponentPool(OpponentPool):
     """An :class:`~uno_mk_env.training.opponents.OpponentPool` that lets the vector env batch
     its decisions when the agent it plays this episode does
-    (:class:`uno_mk_env.vector.BatchedAgent`)."""
+    (:class:`uno_mk_env.envs.vector.BatchedAgent`)."""
 
     def batched_policy(self) -> Any:
         method = getattr(self.current, "batched_policy", None)
@@ -125,7 +125,7 @@ def _vec_env_base() -> type:
 
 
 class SB3VectorEnv(_vec_env_base()):  # type: ignore[misc]
-    """stable-baselines3's ``VecEnv`` over an :class:`~uno_mk_env.vector.UnoMarioKartVectorEnv`
+    """stable-baselines3's ``VecEnv`` over an :class:`~uno_mk_env.envs.vector.UnoMarioKartVectorEnv`
     (in one process): ``reset()`` seeds table ``i`` with ``seed + i`` after ``seed(seed)``;
     ``step_wait`` gives SB3's ``dones`` and per-env infos (``terminal_observation``,
     ``TimeLimit.truncated``, and Monitor's ``episode`` ``{"r", "l"}`` at an episode's end, from
@@ -148,7 +148,7 @@ class SB3VectorEnv(_vec_env_base()):  # type: ignore[misc]
         return obs
 
     def step_async(self, actions: np.ndarray) -> None:
-        """Takes ``actions`` as the vector env does (:func:`uno_mk_env.vector.check_actions`):
+        """Takes ``actions`` as the vector env does (:func:`uno_mk_env.envs.vector.check_actions`):
         ``num_envs`` integer ids; floats, bools and strings are refused, never cast."""
         self._actions = np.asarray(check_actions(actions, self.num_envs), np.int64)
 

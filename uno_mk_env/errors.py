@@ -8,7 +8,9 @@ from __future__ import annotations
 import reprlib
 from typing import Any
 
-__all__ = ["IllegalActionError", "StateError", "UnoMkError", "one_line", "quote"]
+__all__ = [
+    "IllegalActionError", "StateError", "UnoMkError", "missing_env_extra", "one_line", "quote",
+]
 
 
 class UnoMkError(Exception):
@@ -56,3 +58,10 @@ def quote(value: Any, limit: int = 80) -> str:
     except Exception:  # an int past Python's digit limit, a hostile __repr__
         text = f"<{type(value).__name__}>"
     return one_line(text, limit)
+
+
+def missing_env_extra(error: ImportError) -> ImportError:
+    """The one ``ImportError`` of the env modules (``uno_mario_kart_v0``, ``envs.aec``,
+    ``envs.gym_env``) when the ``env`` extra is missing; ``error`` is the import that failed."""
+    return ImportError(f"the UNO Mario Kart envs need {error.name or 'gymnasium and pettingzoo'}"
+                       ": pip install 'uno-mk-env[env]'", name=error.name)

@@ -30,17 +30,18 @@ Action Space
 
 Observation Space
     ``Dict(observation=Box(0, high, (437,), float32), action_mask=Box(0, 1, (73,), int8))``
-    (437 = ``uno_mk_env.observation.OBS_SIZE``). The vector is
-    :func:`uno_mk_env.observation.encode` of the seat's ``PlayerView``: its own hand, the top card
+    (437 = ``uno_mk_env.engine.observation.OBS_SIZE``). The vector is
+    :func:`uno_mk_env.engine.observation.encode` of the seat's ``PlayerView``: its own hand, the top
+    card
     and active colour, the phase, the card it just drew, the direction, per seat in relative
     clockwise order (slot 0 = itself, padded to 10): present, hand size, UNO called, score; the
     decider, pile sizes, the discard pile per kind, the latest W4's context, the W4 player's hand
     if this seat challenged it, the last item, and a few more
-    (:func:`uno_mk_env.observation.layout_markdown` lists every index). The mask is also in
+    (:func:`uno_mk_env.engine.observation.layout_markdown` lists every index). The mask is also in
     ``infos[agent]["action_mask"]``; it is all zero for every agent that is not deciding.
     ``state()`` / ``state_space`` give a perfect-information vector (all hands, the draw pile's
     contents, hidden W4 legality) for centralised critics
-    (:func:`uno_mk_env.observation.state_layout_markdown`).
+    (:func:`uno_mk_env.engine.observation.state_layout_markdown`).
 
 Rewards
     ``reward="win"`` (default): when the game ends, the winner gets +1 and every other agent
@@ -68,17 +69,18 @@ Arguments
     ``num_players`` (2-10, default 4), ``render_mode`` (``None``, ``"ansi"``, ``"rgb_array"``,
     ``"human"``; see Rendering), ``reward`` (``"win"``/``"points"``), ``max_steps`` (int ≥ 1 or
     ``None``), ``render_seat`` (``None`` or a seat), ``illegal_reward`` (``env()`` only, default
-    −1.0) and every rule option of :data:`uno_mk_env.rules.OPTIONS` as a keyword (validated; a
+    −1.0) and every rule option of :data:`uno_mk_env.engine.rules.OPTIONS` as a keyword (validated;
+    a
     bad one raises ``RulesError`` naming it). ``reset(seed=s)`` makes the episode and every
     following one reproducible.
 
 Rendering
     ``render_mode=None`` (default) renders nothing and costs nothing. ``"ansi"``: ``render()``
-    returns the table as text (:mod:`uno_mk_env.render`). ``"rgb_array"``: ``render()`` returns
+    returns the table as text (:mod:`uno_mk_env.render.text`). ``"rgb_array"``: ``render()`` returns
     an image of the table, ``uint8`` of shape ``(800, 1280, 3)`` for every player count: every
     seat with its hand, hand size, UNO call and score, the top card and active colour, the draw
     pile, the direction, who decides in which phase, the last item fired and its effect
-    (:mod:`uno_mk_env.render_image`). ``"human"``: that image in a pygame window, updated after
+    (:mod:`uno_mk_env.render.image`). ``"human"``: that image in a pygame window, updated after
     every step (``metadata["render_fps"]`` = 2). The image modes need the ``render`` extra
     (``pip install 'uno-mk-env[render]'``: Pillow, pygame). ``render_seat=None`` draws the
     spectator's image (every hand face up) and the text of the deciding seat; ``render_seat=s``
@@ -96,6 +98,6 @@ Version History
 
 from __future__ import annotations
 
-from .env import GuardedUnoMarioKartEnv, IllegalActionWarning, UnoMarioKartEnv, env, raw_env
+from .envs.aec import GuardedUnoMarioKartEnv, IllegalActionWarning, UnoMarioKartEnv, env, raw_env
 
 __all__ = ["GuardedUnoMarioKartEnv", "IllegalActionWarning", "UnoMarioKartEnv", "env", "raw_env"]

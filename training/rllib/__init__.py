@@ -22,7 +22,7 @@ exactly one seat decides at a time and the same seat may decide several times in
 colour after its own W4, a Green Shell target, a Skip's extra turn). Each ``step`` returns the
 observation of the next decider with its ``last()`` reward, the AEC env's sum of that agent's
 rewards since it last acted (zero-sum ``reward="win"`` or ``"points"``,
-:func:`uno_mk_env.rewards.round_rewards`), and at the end of the game an observation and the
+:func:`uno_mk_env.engine.rewards.round_rewards`), and at the end of the game an observation and the
 remaining reward for every agent, with ``terminated`` (or ``truncated`` after ``--max-steps``
 decisions) for all; RLlib's ``MultiAgentEpisode`` adds each reward to the agent's return, so
 every agent's return is the env's own (``tests/test_rllib.py`` checks it on seeded 2-, 3- and
@@ -59,7 +59,7 @@ in the results, ``progress.csv`` and TensorBoard; a run stops with an error if
 
 **A trained policy is an agent.** The learner's actor (``x * input_scale``, then the hidden
 ``Linear`` + activation layers, then the logits layer) is written with
-:func:`uno_mk_env.agents.ppo.write_policy` as the project's policy ``.npz``, which
+:func:`uno_mk_env.agents.policy_file.write_policy` as the project's policy ``.npz``, which
 ``ppo:PATH`` plays with numpy alone: no Ray, no torch, no unpickling
 (``uno-mk tournament --agents ppo:runs/<run>/final.npz,strategic``).
 

@@ -105,7 +105,7 @@ def check_args(args: Args) -> None:
     Raises:
         TrainingError: the first bad argument, naming its value and what is allowed.
     """
-    from uno_mk_env.rewards import REWARD_MODES
+    from uno_mk_env.engine.rewards import REWARD_MODES
 
     _args.check(args, rewards=REWARD_MODES)
     if args.opponent_prob > 0 and not _args.specs(args.opponents):

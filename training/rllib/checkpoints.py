@@ -38,9 +38,10 @@ def actor_layers(state: dict[str, Any]) -> list[tuple[np.ndarray, np.ndarray]]:
 def export_module(state: dict[str, Any], activation: str, destination: str | Path,
                   provenance: dict[str, Any] | None = None) -> Path:
     """Writes the actor of a :class:`MaskedActorCritic` state dict as the project's policy
-    ``.npz`` (:func:`uno_mk_env.agents.ppo.write_policy`): its input scale, hidden layers and
+    ``.npz`` (:func:`uno_mk_env.agents.policy_file.write_policy`): its input scale, hidden layers
+    and
     logits layer; the agent ``ppo:PATH`` plays it with numpy alone."""
-    from uno_mk_env.agents.ppo import write_policy
+    from uno_mk_env.agents.policy_file import write_policy
 
     return write_policy(actor_layers(state), activation, destination,
                         scale=np.asarray(state["scale"], np.float32),
@@ -112,7 +113,7 @@ def restored_weights_match(state: dict[str, Any], policy: Path) -> bool | None:
     ``policy.npz``); ``None`` when there is no such file."""
     if not policy.is_file():
         return None
-    from uno_mk_env.agents.ppo import load_policy
+    from uno_mk_env.agents.policy_file import load_policy
 
     actor, _ = load_policy(policy)
     mine = actor_layers(state)

@@ -17,10 +17,10 @@ import gymnasium
 import numpy as np
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
-from uno_mk_env.agent import agent_action
 from uno_mk_env.agents.base import build_agent
-from uno_mk_env.env import raw_env
-from uno_mk_env.seeding import derive_seed
+from uno_mk_env.engine.seeding import derive_seed
+from uno_mk_env.envs.aec import raw_env
+from uno_mk_env.envs.agent import agent_action
 
 from .league import LEAGUE_AGENT, LEARNER_AGENT
 

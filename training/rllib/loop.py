@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from uno_mk_env.seeding import derive_seed
+from uno_mk_env.engine.seeding import derive_seed
 
 from .. import args as _args
 from ..args import TrainingError

@@ -12,7 +12,7 @@ from ray.rllib.core.rl_module.apis import ValueFunctionAPI
 from ray.rllib.core.rl_module.torch import TorchRLModule
 from torch import nn
 
-from uno_mk_env.agents.ppo import OBS_SCALE
+from uno_mk_env.agents.numpy_actor import OBS_SCALE
 
 __all__ = ["MASKED_LOGIT", "MaskedActorCritic"]
 
@@ -25,7 +25,7 @@ class MaskedActorCritic(TorchRLModule, ValueFunctionAPI):
     """Actor-critic RLModule for the env's ``{"observation", "action_mask"}`` dict
     (after RLlib's ``ActionMaskingTorchRLModule`` example): ``pi`` and ``vf`` are separate
     MLPs over ``observation * scale`` (the per-piece input scale of the stable-baselines3
-    path, :data:`uno_mk_env.agents.ppo.OBS_SCALE`); masked actions get the logit
+    path, :data:`uno_mk_env.agents.numpy_actor.OBS_SCALE`); masked actions get the logit
     ``MASKED_LOGIT`` in every forward pass. ``model_config``: ``hidden`` (layer sizes) and
     ``activation`` (``"tanh"``/``"relu"``). The actor's layout is what
     :func:`export_module` writes as a policy ``.npz``."""

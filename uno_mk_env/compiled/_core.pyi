@@ -5,10 +5,10 @@ from typing import Any
 
 import numpy as np
 
-from ..game import Game
-from ..phases import Phase
-from ..rules import Rules
-from ..view import PlayerView
+from ..engine.game import Game
+from ..engine.phases import Phase
+from ..engine.rules import Rules
+from ..engine.view import PlayerView
 
 EVENT_TYPES: tuple[str, ...]
 EVENT_LOGS: tuple[str, ...]

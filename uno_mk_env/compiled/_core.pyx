@@ -160,7 +160,7 @@ cdef extern from "uno_batch.h" nogil:
     void uno_batch_step(uno_batch *b, const int64_t *actions, const uno_outputs *out)
 
 
-#: Event types, in the C core's order (src/uno_core.h); their fields are uno_mk_env.events'.
+#: Event types, in the C core's order (src/uno_core.h); their fields are uno_mk_env.engine.events'.
 EVENT_TYPES = (
     "deal", "start_card", "play", "draw", "keep", "colour", "flip", "item", "target", "skip",
     "reverse", "accept", "challenge", "reveal", "uno", "catch", "let_pass", "reshuffle",
@@ -503,7 +503,7 @@ cdef class CompiledGame:
             f"({', '.join(ref.ACTION_NAMES[x] for x in legal)})")
 
     def round_rewards(self, reward):
-        """``uno_mk_env.rewards.round_rewards(game, reward)``: every seat's reward of the step
+        """``uno_mk_env.engine.rewards.round_rewards(game, reward)``: every seat's reward of the step
         that just ended a round (``reward``: ``"win"`` or ``"points"``)."""
         if reward not in ref.REWARD_MODES:
             raise ValueError(f"reward={ref.quote(reward)} is not allowed; allowed: "
@@ -514,7 +514,7 @@ cdef class CompiledGame:
 
     # ---------------------------------------------------------------- what a seat sees
     def observation(self, int seat, float[::1] out=None):
-        """``uno_mk_env.observation.encode(game.view(seat))``, written in C (into ``out``, a
+        """``uno_mk_env.engine.observation.encode(game.view(seat))``, written in C (into ``out``, a
         float32 array of 437, when given; else a new array)."""
         self._check_seat(seat)
         result = None
@@ -887,7 +887,7 @@ def _opponent_specs(opponents, int n):
 cdef class BatchedTables:
     """``num_envs`` tables on the compiled core, stepped in one C loop without the GIL.
 
-    Two modes, the two vector envs of :mod:`uno_mk_env.vector`:
+    Two modes, the two vector envs of :mod:`uno_mk_env.envs.vector`:
 
     * a learner seat at each table (``self_play=False``): the other seats are played inside
       :meth:`step` by ``opponents`` until the learner decides again (``UnoMarioKartVectorEnv``,

@@ -8,16 +8,17 @@ state dicts, the format of events and views) stays the reference's, reached thro
 
 from __future__ import annotations
 
-from ..actions import ACTION_NAMES, NUM_ACTIONS
-from ..cards import CODES, COPIES, NUM_KINDS, W4, WB
+from ..engine.actions import ACTION_NAMES, NUM_ACTIONS
+from ..engine.cards import CODES, COPIES, NO_CARD, NUM_KINDS, W4, WB
+from ..engine.events import DRAW_REASONS, Event, event_for
+from ..engine.game import EVENT_LOGS, Game
+from ..engine.observation import OBS_SIZE, OBS_SLICES
+from ..engine.phases import PHASE_NAMES, Phase
+from ..engine.rewards import REWARD_MODES
+from ..engine.rules import MAX_PLAYERS, Rules
+from ..engine.table import VOID_MEMORY
+from ..engine.view import PlayerView
 from ..errors import IllegalActionError, StateError, quote
-from ..events import DRAW_REASONS, Event, event_for
-from ..game import EVENT_LOGS, Game
-from ..observation import OBS_SIZE, OBS_SLICES
-from ..phases import PHASE_NAMES, Phase
-from ..rewards import REWARD_MODES
-from ..rules import MAX_PLAYERS, Rules
-from ..view import NO_CARD, VOID_MEMORY, PlayerView
 
 __all__ = [
     "ACTION_NAMES", "CODES", "COPIES", "DRAW_REASONS", "EVENT_LOGS", "MAX_PLAYERS", "NO_CARD",

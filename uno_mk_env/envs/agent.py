@@ -18,9 +18,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .errors import UnoMkError, one_line, quote
-from .game import Game
-from .view import PlayerView
+from ..engine.game import Game
+from ..engine.observation import action_mask
+from ..engine.observation import encode as default_encode
+from ..engine.view import PlayerView
+from ..errors import UnoMkError, one_line, quote
 
 __all__ = ["Agent", "AgentError", "agent_action"]
 
@@ -82,7 +84,7 @@ def agent_action(
     checked legal (the caller steps the game).
 
     The agent gets the decider's view, its observation vector if ``agent.needs_observation``
-    (``encode`` defaults to :func:`uno_mk_env.observation.encode`) and the ``int8`` mask. Any
+    (``encode`` defaults to :func:`uno_mk_env.engine.observation.encode`) and the ``int8`` mask. Any
     object with an :meth:`Agent.act` method will do (``needs_observation`` defaults to true).
 
     Raises:
@@ -90,7 +92,6 @@ def agent_action(
             that is not a legal action id (no cause); the message names the agent (``label``,
             default its name), the seat and the decision.
     """
-    from .observation import action_mask
 
     seat = game.current_player
     view = game.view(seat)
@@ -99,7 +100,6 @@ def agent_action(
     obs = None
     if getattr(agent, "needs_observation", True):
         if encode is None:
-            from .observation import encode as default_encode
 
             encode = default_encode
         obs = encode(view)

@@ -3,7 +3,7 @@
 :class:`UnoMarioKartVectorEnv`
     A Gymnasium ``VectorEnv``: one learning seat at each of ``num_envs`` tables, the other seats
     played by opponents inside :meth:`~UnoMarioKartVectorEnv.step`, exactly as
-    :class:`uno_mk_env.gym_env.UnoMarioKartGymEnv` plays them: seed for seed, table ``i`` gives
+    :class:`uno_mk_env.envs.gym_env.UnoMarioKartGymEnv` plays them: seed for seed, table ``i`` gives
     the trajectory of a single wrapper env reset with ``seed + i`` (and stepped with the same
     actions; the oracle test checks it). Opponents that are policies (:class:`BatchedAgent`:
     self-play snapshots, ``.npz`` agents) are decided in one forward pass over every table
@@ -20,7 +20,8 @@ Action Space
     ones; ``infos["action_mask"]`` holds the same as ``int8`` (the single env's type).
 
 Observation Space
-    ``Box(0, high, (N, 437), float32)``: :func:`uno_mk_env.observation.encode` of each learner's
+    ``Box(0, high, (N, 437), float32)``: :func:`uno_mk_env.engine.observation.encode` of each
+    learner's
     view.
 
 Rewards, Episode End
@@ -32,7 +33,7 @@ Info
     ``(N,)``. When episodes end, their outcome (``winner``, −1: none; ``scores``;
     ``learner_seat``; ``illegal_action``) and their statistics ``infos["uno_episode"]`` (mask
     ``_uno_episode``): the return ``r``, the length ``l`` (learner decisions) and the learner's
-    place ``place`` (1 = first, :func:`uno_mk_env.rewards.episode_places`). The key is not
+    place ``place`` (1 = first, :func:`uno_mk_env.engine.rewards.episode_places`). The key is not
     ``"episode"``: that one is Gymnasium's ``RecordEpisodeStatistics`` wrapper's, which this env
     works under.
 
@@ -77,7 +78,8 @@ Arguments
 Seeds, Bad Input
     ``reset(seed=...)``: ``None``, an integer (table ``i`` is reseeded with ``seed + i``) or a
     sequence of ``num_envs`` integers or ``None``, each integer ``0 <= seed < 2**64``
-    (:func:`uno_mk_env.gym_env.check_seed`); a ``bool``, a float, a string is refused. A call is
+    (:func:`uno_mk_env.envs.gym_env.check_seed`); a ``bool``, a float, a string is refused. A call
+    is
     checked whole before any table changes: a refused ``reset`` or ``step`` leaves every table
     as it was.
 
@@ -97,14 +99,14 @@ import numpy as np
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 
-from . import actions as A
-from .env import DEFAULT_MAX_STEPS, check_env_options
-from .errors import quote
-from .game import Game, IllegalActionError
+from ..engine import actions as A
+from ..engine.game import Game, IllegalActionError
+from ..engine.observation import OBS_SIZE, action_mask, encode, observation_high
+from ..engine.rewards import episode_places, round_rewards
+from ..engine.rules import Rules
+from ..errors import quote
+from .aec import DEFAULT_MAX_STEPS, check_env_options
 from .gym_env import UnoMarioKartGymEnv, check_seed
-from .observation import OBS_SIZE, action_mask, encode, observation_high
-from .rewards import episode_places, round_rewards
-from .rules import Rules
 
 __all__ = ["MAX_ENVS", "STATS_KEY", "BatchedAgent", "BatchedPolicy", "SelfPlayVectorEnv",
            "UnoMarioKartVectorEnv", "check_actions", "check_num_envs"]
@@ -154,7 +156,7 @@ class _Table(UnoMarioKartGymEnv):
 
 class _Tables:
     """The opponents' side of every table: dealing and batched opponent play. Each method
-    follows :class:`uno_mk_env.gym_env.UnoMarioKartGymEnv` step for step (the same generator
+    follows :class:`uno_mk_env.envs.gym_env.UnoMarioKartGymEnv` step for step (the same generator
     draws in the same order), so a table reproduces a single env."""
 
     def __init__(self, tables: list[_Table]) -> None:
@@ -252,7 +254,7 @@ def _reset_seeds(seed: Any, n: int) -> list[int | None]:
     """One seed per table (``seed + i`` for an integer), every one checked before any is used.
 
     Raises:
-        ValueError: a seed that :func:`uno_mk_env.gym_env.check_seed` refuses, or a sequence
+        ValueError: a seed that :func:`uno_mk_env.envs.gym_env.check_seed` refuses, or a sequence
             whose length is not ``n``.
     """
     if seed is None:

@@ -5,44 +5,30 @@ Agents and the observation encoder see only views, so they cannot see hidden car
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-from .cards import NUM_KINDS
+from .cards import NO_CARD, NUM_KINDS
+from .play import Play
 from .rules import Rules
 
-if TYPE_CHECKING:
-    from .game import Game
+__all__ = ["PlayerView", "player_view"]
 
-__all__ = [
-    "COLOUR_AFTER_BOB_OMB", "COLOUR_AFTER_W4", "COLOUR_AT_START", "COLOUR_CONTEXT_NAMES",
-    "COLOUR_NO_FLIP", "NO_CARD", "PlayerView", "VOID_MEMORY", "player_view",
-]
-
-#: Why the current ``choose_colour`` decision happens (``PlayerView.colour_context``; it decides
-#: what follows the choice): after a W4, after a Bob-omb, the start card. ``COLOUR_NO_FLIP``
-#: never occurs (R7.3: a Wild Item Box always has a card to flip); it keeps its slot in the
-#: observation's ``colour_context`` one-hot, whose size the trained policies rely on.
-COLOUR_AFTER_W4, COLOUR_AFTER_BOB_OMB, COLOUR_AT_START, COLOUR_NO_FLIP = range(4)
-#: Their names in state dicts.
-COLOUR_CONTEXT_NAMES = ("w4", "bob_omb", "start", "no_flip")
-#: A card field that holds no card.
-NO_CARD = -1
-#: ``PlayerView.void_evidence`` of a seat that just drew voluntarily facing a colour (R4.2).
-VOID_MEMORY = 8
 
 
 class PlayerView(NamedTuple):
     """Everything one seat may know, and nothing else. Agents and the observation encoder see only
-    this. Card kinds are ids (``uno_mk_env.cards``); ``-1`` means "none". Counts per kind
+    this. Card kinds are ids (``uno_mk_env.engine.cards``); ``-1`` means "none". Counts per kind
     (``hand``, ``discard_counts``, ``revealed_hand``) are ``bytes`` of 54: ``hand[k]`` is the
     number of cards of kind ``k`` (an int; ``np.frombuffer(view.hand, np.uint8)`` for an array);
     per-seat fields are tuples indexed by absolute seat.
 
-    Fields: ``phase`` (int, ``uno_mk_env.actions.PHASE_NAMES``), ``drawn_card`` (only when this
+    Fields: ``phase`` (int, ``uno_mk_env.engine.actions.PHASE_NAMES``), ``drawn_card`` (only when
+    this
     seat is deciding in ``play_drawn``), ``w4_player``/``w4_prev_colour`` (the round's latest W4),
     ``revealed_hand``/``revealed_by`` (the W4 player's hand shown to this seat by its latest
     challenge this round; kept when other seats challenge later, R6.3),
-    ``last_item`` (``uno_mk_env.cards.ITEM_NAMES`` index), ``uno_catchable`` (a seat whose missed
+    ``last_item`` (``uno_mk_env.engine.cards.ITEM_NAMES`` index), ``uno_catchable`` (a seat whose
+    missed
     UNO may be caught now, ``uno_catch`` ``"next_player"``/``"any_player"`` only; in phase
     ``uno_catch`` the seat the decider is asked about), ``uno_pending`` (a seat left with
     one card and no UNO call whose penalty or catch is still open, any ``uno_catch``),
@@ -106,7 +92,7 @@ _new_view = tuple.__new__
 assert len(PlayerView._fields) == 33, "player_view builds PlayerView positionally: update it"
 
 
-def player_view(self: Game, seat: int) -> PlayerView:
+def player_view(self: Play, seat: int) -> PlayerView:
     """What ``seat`` may know (docs/api.md#playerview), as an immutable :class:`PlayerView`:
     ``Game.view`` (this function is that method)."""
     if not 0 <= seat < self.num_players:

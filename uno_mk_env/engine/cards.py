@@ -124,3 +124,5 @@ def colour(letter: str) -> int:
 def hand_points(counts: Iterable[int]) -> int:
     """Points of a hand given as counts per kind (R10.2)."""
     return sum(n * p for n, p in zip(counts, POINTS))
+#: A card field that holds no card.
+NO_CARD = -1

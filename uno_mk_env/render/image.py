@@ -44,12 +44,11 @@ from typing import Any
 
 import numpy as np
 
-from .cards import CODES, COLOUR_NAMES, COLOURS, ITEM_NAMES, NAMES, counts_to_codes
-from .events import Event, event_for
-from .game import Game
-from .phases import PHASE_NAMES, Phase
-from .render import events_text
-from .view import COLOUR_AT_START
+from ..engine.cards import CODES, COLOUR_NAMES, COLOURS, ITEM_NAMES, NAMES, counts_to_codes
+from ..engine.events import Event, event_for
+from ..engine.game import Game
+from ..engine.phases import COLOUR_AT_START, PHASE_NAMES, Phase
+from .text import events_text
 
 __all__ = [
     "GEOMETRY", "HEIGHT", "ITEM_EFFECTS", "PALETTE", "WIDTH", "Window", "card_label",
@@ -533,7 +532,7 @@ def render_image(
     history: Iterable[tuple[int, int]] = (),
 ) -> np.ndarray:
     """:func:`draw_table` of :func:`table_data`; ``history`` is a
-    :class:`~uno_mk_env.render.RecentDecisions` (its latest decision's events give the
+    :class:`~uno_mk_env.render.text.RecentDecisions` (its latest decision's events give the
     ``last`` line)."""
     entries = list(history)
     if names is None:

@@ -7,7 +7,7 @@ Any Markdown file of the project may hold blocks delimited by ``<!-- BEGIN gener
 documentation site (``docs/environment.md``, ``docs/rules.md``, ``docs/api.md``); the README
 holds none. Regenerate every file with::
 
-    python -m uno_mk_env.docs docs/*.md
+    python tools/env_docs.py docs/*.md
 
 (``--check`` lists stale files and exits 1 instead of writing). The blocks need only numpy and
 the engine, except ``env_summary``, ``env_arguments`` and ``env_versions`` (docs/environment.md),
@@ -22,14 +22,14 @@ import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from . import actions, cards
-from .phases import PHASE_NAMES
-from .rules import OPTIONS, PRESETS, Rules, options_table
+from uno_mk_env.engine import actions, cards
+from uno_mk_env.engine.phases import PHASE_NAMES
+from uno_mk_env.engine.rules import OPTIONS, PRESETS, Rules, options_table
 
 
 def action_table() -> str:
     """The action-id table (docs/api.md#actions-and-phases), from
-    :data:`uno_mk_env.actions.ACTION_TABLE`."""
+    :data:`uno_mk_env.engine.actions.ACTION_TABLE`."""
     rows = ["| ids | action | legal when (phase) |", "|---|---|---|"]
     rows += [f"| {ids} | {name} | {when} |" for ids, name, when in actions.ACTION_TABLE]
     return "\n".join(rows)
@@ -54,7 +54,8 @@ def card_table() -> str:
 
 
 def presets_table() -> str:
-    """The named rule presets (:data:`uno_mk_env.rules.PRESETS`) and the options they change."""
+    """The named rule presets (:data:`uno_mk_env.engine.rules.PRESETS`) and the options they
+    change."""
     rows = ["| preset | options changed from the defaults |", "|---|---|"]
     for name, options in PRESETS.items():
         changed = ", ".join(f"`{k}={v!r}`".replace("'", '"') for k, v in options.items())
@@ -135,7 +136,7 @@ VIEW_DOCS: dict[str, str] = {
 
 def view_table() -> str:
     """The fields of :class:`~uno_mk_env.PlayerView`, in order, with their meaning."""
-    from .view import PlayerView
+    from uno_mk_env.engine.view import PlayerView
 
     missing = set(PlayerView._fields) ^ set(VIEW_DOCS)
     if missing:
@@ -186,8 +187,8 @@ STATE_DOCS: dict[str, str] = {
 
 def state_keys_table() -> str:
     """The keys of ``Game.to_dict()``, in order; which a minimal position must give."""
-    from .game import Game
-    from .state import REQUIRED
+    from uno_mk_env.engine.game import Game
+    from uno_mk_env.engine.state import REQUIRED
 
     keys = list(Game(seed=0).to_dict())
     missing = set(keys) ^ set(STATE_DOCS)
@@ -199,25 +200,25 @@ def state_keys_table() -> str:
 
 
 def events_format() -> str:
-    """The event tuples, as the :mod:`uno_mk_env.events` docstring lists them."""
-    from . import events
+    """The event tuples, as the :mod:`uno_mk_env.engine.events` docstring lists them."""
+    from uno_mk_env.engine import events
 
     literal = re.search(r"::\n\n((?:    .*\n|\n)+?)\n(?!    )", events.__doc__)
     if literal is None:
-        raise ValueError("uno_mk_env.events lost its '::' block of event formats")
+        raise ValueError("uno_mk_env.engine.events lost its '::' block of event formats")
     lines = [line[4:] for line in literal.group(1).rstrip().splitlines()]
     reasons = ", ".join(f"`{r}`" for r in events.DRAW_REASONS)
     return "```text\n" + "\n".join(lines) + "\n```\n\nDraw reasons: " + reasons + "."
 
 
 def _observation_layout() -> str:
-    from . import observation  # numpy only; no gymnasium/pettingzoo import
+    from uno_mk_env.engine import observation
 
     return observation.layout_markdown()
 
 
 def _state_layout() -> str:
-    from . import observation
+    from uno_mk_env.engine import observation
 
     return observation.state_layout_markdown()
 
@@ -232,8 +233,8 @@ def _player_range() -> tuple[int, int]:
 
 def env_summary() -> str:
     """The PettingZoo-style summary table of ``uno_mario_kart_v0``."""
-    from . import observation
-    from .env import UnoMarioKartEnv
+    from uno_mk_env.engine import observation
+    from uno_mk_env.envs.aec import UnoMarioKartEnv
 
     meta = UnoMarioKartEnv.metadata
     low, high = _player_range()
@@ -280,8 +281,8 @@ ENV_ARGUMENT_DOCS: dict[str, str] = {
 def env_arguments() -> str:
     """The keyword arguments of ``uno_mario_kart_v0.env()``: defaults and allowed values from
     the code, then every rule option."""
-    from .env import RENDER_MODES, GuardedUnoMarioKartEnv, UnoMarioKartEnv
-    from .rewards import REWARD_MODES
+    from uno_mk_env.engine.rewards import REWARD_MODES
+    from uno_mk_env.envs.aec import RENDER_MODES, GuardedUnoMarioKartEnv, UnoMarioKartEnv
 
     params = dict(inspect.signature(UnoMarioKartEnv.__init__).parameters)
     params.update(inspect.signature(GuardedUnoMarioKartEnv.__init__).parameters)
@@ -382,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
     files, exit 1 if there are any."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m uno_mk_env.docs",
+    parser = argparse.ArgumentParser(prog="python tools/env_docs.py",
                                      description=(main.__doc__ or "").split("\n\n")[0])
     parser.add_argument("files", nargs="*", type=Path, help="Markdown files (default: "
                         "README.md and docs/*.md)")
@@ -396,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         old = stale(paths)
         for path in old:
-            print(f"{path}: stale, run python -m uno_mk_env.docs", file=sys.stderr)
+            print(f"{path}: stale, run python tools/env_docs.py", file=sys.stderr)
         return 1 if old else 0
     for path in paths:
         text = path.read_text(encoding="utf-8")

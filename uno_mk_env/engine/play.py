@@ -1,30 +1,17 @@
-"""The rules engine: a mutable game state machine for UNO Mario Kart (rules R1-R10).
-
-Design:
-
-* State is plain ints and count vectors: ``hands[seat][kind]`` counts, piles as lists of kind ids,
-  the active colour a field of the game (never written onto a card).
-* One ``numpy.random.Generator`` per game; :meth:`Game.to_dict` stores its state, so a position
-  round-trips exactly.
-* Legal actions are computed once per decision and cached; :meth:`Game.legal_action_ids` is the
-  fast path, :meth:`Game.legal_actions` the bool mask over the 73 action ids.
-* Illegal input fails loudly (:class:`IllegalActionError`, :class:`StateError`); choosing an RL
-  penalty is the env layer's job.
-
-The other engine modules hold one idea each: :mod:`.legality` (R4.1/R6.1 and their fast tables),
-:mod:`.view` (:class:`PlayerView`), :mod:`.events` (the event log's format), :mod:`.state`
-(state dicts and their validation), :mod:`.sampling` (games consistent with a view).
-The engine imports neither gymnasium nor pettingzoo and never prints.
+"""The rules in motion (R3-R10): the deal, the legal actions of each decision and what each
+action does, to the end of the round and of the game. :class:`Play` adds them to the
+:class:`~.table.Table`; :class:`~.game.Game` adds views and snapshots.
 """
+
 
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 import numpy as np
 
+from ..errors import IllegalActionError
 from . import actions as A
 from .cards import (
     BANANA,
@@ -35,9 +22,8 @@ from .cards import (
     ITEM_OF,
     LIGHTNING,
     MUSHROOM,
+    NO_CARD,
     NUM_COLOURS,
-    NUM_KINDS,
-    POINTS,
     RANK_OF,
     REVERSE,
     SKIP,
@@ -45,31 +31,14 @@ from .cards import (
     WB,
     counts_to_kinds,
 )
-from .errors import IllegalActionError, StateError
-from .events import Event, event_for
 from .legality import CANDIDATES_ON, PLAY_IDS, UNO_KEY, W4_BIT, held_mask, w4_is_legal
-from .phases import PHASE_NAMES, Phase
-from .rules import MAX_PLAYERS, MIN_PLAYERS, Rules
-from .view import (
-    COLOUR_AFTER_BOB_OMB,
-    COLOUR_AFTER_W4,
-    COLOUR_AT_START,
-    NO_CARD,
-    VOID_MEMORY,
-    PlayerView,
-    player_view,
-)
-
-if TYPE_CHECKING:
-    from .sampling import Condition
-
-__all__ = ["EVENT_LOGS", "Deck", "Game", "IllegalActionError", "PlayerView", "StateError"]
+from .phases import COLOUR_AFTER_BOB_OMB, COLOUR_AFTER_W4, COLOUR_AT_START, Phase
+from .rules import MAX_PLAYERS, MIN_PLAYERS
+from .table import FADE, VOID_MEMORY, Table
 
 PLAY, PLAY_DRAWN, CHOOSE_COLOUR, CHOOSE_TARGET, CHALLENGE, GAME_OVER, UNO_CATCH = Phase  # hot path
 _NO_CARD = NO_CARD
 _IDS_0, _IDS_1, _IDS_2, _IDS_3, _IDS_4 = PLAY_IDS
-#: ``evidence.translate(_FADE[k])``: every byte lowered by ``k``, floored at 0 (k drawn cards).
-_FADE = tuple(bytes(max(v - k, 0) for v in range(256)) for k in range(VOID_MEMORY + 1))
 _DRAW, _KEEP, _CALL_UNO, _CATCH_UNO = A.DRAW, A.KEEP, A.CALL_UNO, A.CATCH_UNO
 _COLOUR_ACTIONS = tuple(range(A.COLOUR_BASE, A.COLOUR_BASE + NUM_COLOURS))
 _CHALLENGE_ACTIONS = (A.CHALLENGE, A.ACCEPT)
@@ -79,12 +48,6 @@ _TARGET_ACTIONS = {
     n: tuple(range(A.TARGET_BASE, A.TARGET_BASE + n - 1))
     for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)
 }
-#: ``Game(deck=...)``: ``deck(pile)`` removes one card from the draw pile ``pile`` and returns its
-#: kind; the engine calls it for every card dealt, drawn or flipped.
-Deck = Callable[[list[int]], int]
-#: ``Game(event_log=...)``: ``"recent"`` keeps the current and the previous round's events (memory
-#: bounded over a match of any length), ``"all"`` the whole match.
-EVENT_LOGS = ("recent", "all")
 
 
 def _as_action_id(action: Any) -> int:
@@ -99,127 +62,12 @@ def _as_action_id(action: Any) -> int:
     )
 
 
-class Game:
-    """One game of UNO Mario Kart (one or several rounds, per ``rules.match``).
 
-    Args:
-        rules: the rule options (default ``Rules()``: 4 players).
-        seed: seed for the game's own ``numpy.random.Generator`` (or a Generator to own).
-        event_log: ``"recent"`` (default): ``events`` holds the current round's events and the
-            previous round's, so a match of any length runs in bounded memory; ``"all"``: the
-            whole match (grows with it).
-        dealer: round 1's dealer (R3.1); ``None`` (default): drawn from the generator.
-        deck: which card leaves the draw pile (:data:`Deck`); ``None`` (default): its top card,
-            the pile being shuffled (R3.2, R3.3, R9). A chance-node driver (the OpenSpiel game's
-            explicit form) decides each card instead, the pile's order then unused.
 
-    Attributes (read-only for users): ``current_player`` (the decider, ``-1`` when the game is
-    over), ``phase`` (int, see ``phase_name``), ``direction``, ``dealer``, ``scores``, ``winner``,
-    ``round_over`` (the last step ended a round; in multi-round matches the next round is
-    already dealt), ``num_steps`` (decisions taken; ``num_keeps`` of them ``KEEP``s, hidden from
-    other seats, and :attr:`public_steps` the others), ``reveals`` (R6.3: each challenger's
-    latest revealed hand this round), ``round_winner`` and ``round_hand_points`` (each seat's
-    hand points when the latest round ended), ``game_over``, ``events`` (the omniscient log,
-    see ``event_log``; ``events_for(seat)`` filters it), ``events_start`` (how many earlier
-    events were dropped).
-    """
+class Play(Table):
+    """The rules of one game, on its :class:`~.table.Table`."""
 
-    __slots__ = (
-        "rules", "num_players", "_rng", "_rng_source", "hands", "held", "sizes", "draw_pile",
-        "discard", "discard_counts", "colour",
-        "current_player", "direction", "phase", "dealer", "scores", "round", "drawn",
-        "uno_called", "uno_miss", "w4_player", "w4_prev_colour", "w4_illegal", "w4_hand_size",
-        "colour_context",
-        "reveals", "last_item", "idle_turns", "turn_player", "previous_turn_player",
-        "void_evidence",
-        "round_over", "game_over", "winner", "round_winner", "round_hand_points", "num_steps",
-        "num_keeps",
-        "events", "events_start", "event_log", "_round_start", "_legal", "deck",
-        "_uno_on", "_catch_auto", "_catch_any", "_w4_strict",
-    )
-
-    def __init__(
-        self,
-        rules: Rules | None = None,
-        seed: int | np.random.Generator | None = None,
-        event_log: str = "recent",
-        *,
-        dealer: int | None = None,
-        deck: Deck | None = None,
-    ):
-        self._setup(rules if rules is not None else Rules(), seed, event_log)
-        self.deck: Deck | None = deck
-        if dealer is None:
-            dealer = self.rng.integers(self.num_players).item()
-        elif isinstance(dealer, bool) or not isinstance(dealer, int) or not (
-                0 <= dealer < self.num_players):
-            raise StateError(f"dealer must be a seat 0-{self.num_players - 1}, got {dealer!r:.40}")
-        self._deal(dealer)
-
-    # ---------------------------------------------------------------- construction helpers
-    def _setup(
-        self, rules: Rules, seed: int | np.random.Generator | None, event_log: str = "recent"
-    ) -> None:
-        if not isinstance(rules, Rules):
-            raise TypeError(f"rules must be a uno_mk_env.Rules, got {type(rules).__name__}")
-        if event_log not in EVENT_LOGS:
-            raise ValueError(f"event_log={event_log!r} is not allowed; allowed: {EVENT_LOGS}")
-        self.event_log = event_log
-        self.deck = None
-        self.rules = rules
-        n = self.num_players = rules.num_players
-        if isinstance(seed, np.random.Generator):
-            self.rng = seed
-        else:  # created on first use: clones and determinized copies often never shuffle
-            self._rng: np.random.Generator | None = None
-            self._rng_source: int | Mapping[str, Any] | None = seed
-        self.scores = [0] * n
-        self.round = 0
-        self.round_over = False
-        self.game_over = False
-        self.winner: int | None = None
-        self.round_winner: int | None = None
-        self.round_hand_points: tuple[int, ...] | None = None
-        self.num_steps = 0
-        self.num_keeps = 0
-        self.events: list[Event] = []
-        self.events_start = 0
-        self._round_start = 0
-        self._uno_on = rules.uno == "on"
-        self._catch_auto = rules.uno_catch == "auto"
-        self._catch_any = rules.uno_catch == "any_player"
-        self._w4_strict = rules.w4_strict
-        self._reset_round_state()
-
-    def _reset_round_state(self) -> None:
-        n = self.num_players
-        self.hands = [bytearray(NUM_KINDS) for _ in range(n)]
-        self.held = [0] * n
-        self.sizes = [0] * n
-        self.draw_pile: list[int] = []
-        self.discard: list[int] = []
-        self.discard_counts = bytearray(NUM_KINDS)
-        self.colour = 0
-        self.current_player = 0
-        self.direction = 1
-        self.phase = PLAY
-        self.drawn = _NO_CARD
-        self.uno_called = [False] * n
-        self.uno_miss = -1
-        self.w4_player = -1
-        self.w4_prev_colour = -1
-        self.w4_illegal = False
-        self.w4_hand_size = -1
-        self.colour_context = -1
-        #: R6.3: ``(w4_player, challenger, shown kinds)`` per challenger this round, oldest
-        #: first; a challenger's later challenge replaces its earlier reveal.
-        self.reveals: tuple[tuple[int, int, tuple[int, ...]], ...] = ()
-        self.last_item = -1
-        self.idle_turns = 0
-        self.turn_player = -1
-        self.previous_turn_player = -1
-        self.void_evidence = [bytearray(NUM_COLOURS) for _ in range(n)]
-        self._legal: tuple[int, ...] | None = None
+    __slots__ = ()
 
     def _deal(self, dealer: int) -> None:
         """R3: shuffle, deal one at a time from the dealer's left, flip the start card."""
@@ -283,68 +131,17 @@ class Game:
             self.events.append(("skip", left))
             self._begin_turn((dealer + 2) % n)
 
-    # ---------------------------------------------------------------- properties
-    @property
-    def rng(self) -> np.random.Generator:
-        """The game's own generator (R3 shuffles, R9 reshuffles)."""
-        rng = self._rng
-        if rng is None:
-            source = self._rng_source
-            if isinstance(source, dict):  # a bit-generator state (from clone)
-                rng = np.random.Generator(getattr(np.random, source["bit_generator"])())
-                rng.bit_generator.state = source
-            else:
-                rng = np.random.default_rng(cast("int | None", source))  # not a state: a seed
-            self._rng = rng
-            self._rng_source = None
-        return rng
+    def at_step_cap(self, limit: int | None, steps: int | None = None) -> bool:
+        """The step cap that every driver applies (the envs' ``max_steps``, OpenSpiel's
+        ``max_game_length``, the match driver's cap per round): ``steps`` public decisions taken
+        (default :attr:`public_steps`; a ``KEEP`` is not counted), ``limit`` reached (``None``:
+        no cap), and not inside a drawn card's decision, so that where a game is cut tells no
+        seat a hidden choice (R4.2)."""
+        if limit is None:
+            return False
+        return (self.public_steps if steps is None else steps) >= limit and (
+            self.phase != Phase.PLAY_DRAWN)
 
-    @rng.setter
-    def rng(self, value: np.random.Generator) -> None:
-        self._rng = value
-        self._rng_source = None
-
-    @property
-    def reveal(self) -> tuple[int, int, tuple[int, ...]] | None:
-        """The round's latest challenge reveal ``(w4_player, challenger, shown kinds)`` or
-        ``None``; :attr:`reveals` keeps one per challenger."""
-        return self.reveals[-1] if self.reveals else None
-
-    @property
-    def public_steps(self) -> int:
-        """Decisions every seat can count: :attr:`num_steps` without the ``KEEP`` decisions,
-        which other seats cannot tell from the draw before them (R4.2). The env's
-        ``max_steps``, the rendered tables and replays count these."""
-        return self.num_steps - self.num_keeps
-
-    @property
-    def phase_name(self) -> str:
-        """The current phase as its name (docs/api.md#actions-and-phases)."""
-        return PHASE_NAMES[self.phase]
-
-    @property
-    def top_card(self) -> int:
-        """Kind id of the top card of the discard pile."""
-        return self.discard[-1]
-
-    @property
-    def active_colour(self) -> int:
-        """Colour index (0-3: R, Y, G, B) that must be matched."""
-        return self.colour
-
-    def hand(self, seat: int) -> list[int]:
-        """A copy of ``seat``'s hand as counts per kind."""
-        return list(self.hands[seat])
-
-    def hand_points(self, seat: int) -> int:
-        """Points of the cards in ``seat``'s hand (R10.2)."""
-        return sum(n * POINTS[k] for k, n in enumerate(self.hands[seat]) if n)
-
-    def next_seat(self, seat: int, steps: int = 1) -> int:
-        """The seat ``steps`` turns after ``seat`` in the current direction."""
-        return (seat + self.direction * steps) % self.num_players
-
-    # ---------------------------------------------------------------- legal actions
     def legal_action_ids(self) -> tuple[int, ...]:
         """Legal action ids, ascending (empty when the game is over). The fast path."""
         legal = self._legal
@@ -406,7 +203,6 @@ class Game:
             card != W4 or not self._w4_strict or self._w4_is_legal(self.current_player)
         )
 
-    # ---------------------------------------------------------------- step
     def step(self, action: int) -> None:
         """Applies the current decider's ``action`` (an id of docs/api.md#actions-and-phases).
 
@@ -464,7 +260,6 @@ class Game:
             f"({', '.join(A.ACTION_NAMES[x] for x in legal)})"
         )
 
-    # ---------------------------------------------------------------- turn flow
     def _begin_turn(self, seat: int) -> None:
         """Starts ``seat``'s turn (a normal or an extra one)."""
         m = self.uno_miss
@@ -557,7 +352,7 @@ class Game:
         if p == self.uno_miss:  # R8: no longer holding one uncalled card
             self.uno_miss = -1
         evidence = self.void_evidence[p]
-        evidence[:] = evidence.translate(_FADE[1])  # the drawn card fades the earlier signs
+        evidence[:] = evidence.translate(FADE[1])  # the drawn card fades the earlier signs
         evidence[self.colour] = VOID_MEMORY
         self.uno_called[p] = False
         self.idle_turns = 0
@@ -722,55 +517,6 @@ class Game:
         else:
             self._pass_turn(p)
 
-    # ---------------------------------------------------------------- piles
-    def _take(self, pile: list[int]) -> int:
-        """A card leaves the (non-empty) draw pile: the top one, or the one ``deck`` decides."""
-        deck = self.deck
-        return pile.pop() if deck is None else deck(pile)
-
-    def _refill(self) -> None:
-        """R9: shuffle the discard pile except its top card into a new draw pile."""
-        if len(self.discard) <= 1:
-            return
-        top = self.discard.pop()
-        pile = self.discard
-        self.rng.shuffle(pile)
-        self.draw_pile = pile
-        self.discard = [top]
-        counts = self.discard_counts = bytearray(NUM_KINDS)
-        counts[top] = 1
-        self.events.append(("reshuffle", len(pile)))
-
-    def _draw(self, seat: int, n: int, reason: str) -> tuple[int, ...]:
-        """``seat`` draws up to ``n`` cards (fewer if both piles run out, R9)."""
-        pile = self.draw_pile
-        hand = self.hands[seat]
-        got = []
-        bits = 0
-        for _ in range(n):
-            if not pile:
-                self._refill()
-                pile = self.draw_pile
-                if not pile:
-                    break
-            card = self._take(pile)
-            hand[card] += 1
-            bits |= 1 << card
-            got.append(card)
-        if got:
-            self.held[seat] |= bits
-            self.sizes[seat] += len(got)
-            if seat == self.uno_miss:  # R8: no longer holding one uncalled card
-                self.uno_miss = -1
-            evidence = self.void_evidence[seat]
-            evidence[:] = evidence.translate(_FADE[min(len(got), VOID_MEMORY)])
-            self.uno_called[seat] = False
-            self.idle_turns = 0
-        result = tuple(got)
-        self.events.append(("draw", seat, result, reason))
-        return result
-
-    # ---------------------------------------------------------------- end of round / game
     def _stalemate_winner(self) -> int | None:
         if self.rules.stalemate == "no_score":
             return None
@@ -811,97 +557,3 @@ class Game:
         self.current_player = -1
         self._legal = ()
 
-    # ---------------------------------------------------------------- views
-    #: What ``seat`` may know (docs/api.md#playerview), as an immutable :class:`PlayerView`
-    #: (:func:`uno_mk_env.view.player_view`).
-    view = player_view
-
-    @property
-    def event_count(self) -> int:
-        """Events logged since the game began, including those ``event_log="recent"`` dropped:
-        ``events[i]`` is event number ``events_start + i``."""
-        return self.events_start + len(self.events)
-
-    def events_for(self, seat: int | None) -> list[Event]:
-        """The event log as ``seat`` may see it (``None``: the full, omniscient log)."""
-        if seat is None:
-            return list(self.events)
-        return [seen for e in self.events if (seen := event_for(e, seat)) is not None]
-
-    def determinize(self, seat: int, rng: np.random.Generator) -> Game:
-        """A game consistent with ``view(seat)`` whose hidden cards are resampled.
-
-        Built from the view alone (:meth:`from_view`), so it cannot carry hidden information.
-        """
-        return Game.from_view(self.view(seat), rng, validate=False)  # a view it just built
-
-    @classmethod
-    def from_view(
-        cls,
-        view: PlayerView,
-        rng: np.random.Generator,
-        condition: Condition | None = None,
-        validate: bool = True,
-    ) -> Game:
-        """A full game sampled uniformly among those consistent with ``view``: see
-        :func:`uno_mk_env.sampling.game_from_view` (``condition``, ``validate``, what is kept).
-
-        Raises:
-            StateError: ``view`` could not come from a real game (a tampered field, named), or
-                ``condition`` broke one of its rules (the sample is discarded).
-        """
-        from .sampling import game_from_view
-
-        return game_from_view(cls, view, rng, condition, validate)
-
-    # ---------------------------------------------------------------- copy / serialise
-    def clone(self) -> Game:
-        """An independent deep copy (RNG included): stepping it never affects this game. The
-        ``deck`` is not copied: the clone takes the top card of its own (shuffled) draw pile."""
-        g = Game.__new__(Game)
-        for name in Game.__slots__:
-            setattr(g, name, getattr(self, name))
-        g.deck = None  # a deck may hold its own progress: a clone draws from its own pile
-        if self._rng is not None:
-            g._rng = None
-            g._rng_source = self._rng.bit_generator.state
-        g.hands = [h[:] for h in self.hands]
-        g.held = self.held[:]
-        g.sizes = self.sizes[:]
-        g.draw_pile = self.draw_pile[:]
-        g.discard = self.discard[:]
-        g.discard_counts = self.discard_counts[:]
-        g.scores = self.scores[:]
-        g.uno_called = self.uno_called[:]
-        g.void_evidence = [bytearray(e) for e in self.void_evidence]
-        g.events = self.events[:]
-        return g
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Game) and self.to_dict() == other.to_dict()
-
-    __hash__ = None  # type: ignore[assignment]  # mutable
-
-    def to_dict(self, include_events: bool = False) -> dict[str, Any]:
-        """The full state as JSON-safe data (docs/api.md#state-dicts); ``Game.from_dict`` inverts
-        it."""
-        from .state import game_to_dict
-
-        return game_to_dict(self, include_events)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any], seed: int | None = None) -> Game:
-        """Builds a game from a state dict: a full ``to_dict()`` or a minimal position.
-
-        Minimal positions need ``hands``, ``draw_pile``, ``discard_pile``, ``active_colour``,
-        ``current_player`` and ``direction`` (``rules`` defaults to ``{}``, with ``num_players``
-        taken from the number of hands when absent); everything else is filled as at the start of
-        a fresh turn. Without an ``rng`` entry the game's generator is seeded with ``seed``.
-
-        Raises:
-            StateError: naming the field and what is wrong (unknown card code, too many copies of
-                a card, wrong number of hands, bad phase, ...).
-        """
-        from .state import game_from_dict
-
-        return game_from_dict(cls, d, seed)

@@ -18,12 +18,13 @@ for an integer outside ``Discrete(73)``. An unknown agent name raises :class:`Un
 (a ``KeyError``) naming it and the valid ones.
 
 The hot path costs one engine step, one cached read-only ``int8`` mask and, in :meth:`observe`,
-one ``game.view(seat)`` through :func:`~uno_mk_env.observation.encode`. With ``render_mode=None``
+one ``game.view(seat)`` through :func:`~uno_mk_env.engine.observation.encode`. With
+``render_mode=None``
 (the default) nothing is rendered or recorded for rendering: each step tests the mode once.
 
-Render modes: ``"ansi"`` (``render()`` returns the table as text, :mod:`uno_mk_env.render`),
+Render modes: ``"ansi"`` (``render()`` returns the table as text, :mod:`uno_mk_env.render.text`),
 ``"rgb_array"`` (``render()`` returns a ``800 × 1280 × 3`` ``uint8`` image of the table,
-:mod:`uno_mk_env.render_image`) and ``"human"`` (that image in a pygame window, updated after
+:mod:`uno_mk_env.render.image`) and ``"human"`` (that image in a pygame window, updated after
 every step). The two image modes need the ``render`` extra (Pillow, pygame).
 """
 
@@ -37,20 +38,18 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import missing_env_extra
+
 try:
     import gymnasium
     from pettingzoo import AECEnv
     from pettingzoo.utils.env import AECIterable, AECIterator
 except ImportError as e:  # no env extra: one ImportError that names it
-    from . import _missing_env_extra
+    raise missing_env_extra(e) from None
 
-    raise _missing_env_extra(e) from None
-
-from . import actions as A
-from . import render as R
-from .errors import UnoMkError
-from .game import Game, IllegalActionError
-from .observation import (
+from ..engine import actions as A
+from ..engine.game import Game, IllegalActionError
+from ..engine.observation import (
     OBS_SIZE,
     STATE_SIZE,
     action_mask,
@@ -59,21 +58,21 @@ from .observation import (
     observation_high,
     state_high,
 )
-from .rewards import REWARD_MODES, round_rewards
-from .rules import Rules
+from ..engine.rewards import REWARD_MODES, round_rewards
+from ..engine.rules import Rules
+from ..errors import UnoMkError
+from ..render import text as R
+from .screen import RENDER_MODES, Screen
 
 __all__ = [
     "GuardedUnoMarioKartEnv", "IllegalActionWarning", "UnknownAgentError",
     "UnoMarioKartEnv", "action_id", "check_env_options", "check_render_seat",
-    "check_reward_value", "env",
-    "image_renderer", "raw_env",
+    "check_reward_value", "env", "raw_env",
 ]
 
-RENDER_MODES = ("ansi", "rgb_array", "human")
-IMAGE_MODES = ("rgb_array", "human")
 DEFAULT_MAX_STEPS = 2000
 
-_KEEP, _PLAY_DRAWN = A.KEEP, A.PLAY_DRAWN
+_KEEP = A.KEEP
 _ZERO_MASK = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
 _ZERO_MASK.flags.writeable = False  # shared by every seat that is not deciding
 _HISTORY = 8  # decisions kept for the render's "last events"
@@ -188,21 +187,6 @@ def check_render_seat(render_seat: Any, num_players: int, extra: tuple[str, ...]
         raise ValueError(f"render_seat={render_seat!r} is not allowed; allowed: {allowed}")
 
 
-def image_renderer(render_mode: str | None, fps: float) -> Any:
-    """The image window for ``"human"`` (``None`` for other modes), after checking that the
-    image modes' optional dependencies are installed.
-
-    Raises:
-        ImportError: Pillow (or pygame for ``"human"``) is missing; names the extra to install.
-    """
-    if render_mode not in IMAGE_MODES:
-        return None
-    from .render_image import Window, require_pillow
-
-    require_pillow(render_mode)
-    return Window(fps=fps) if render_mode == "human" else None
-
-
 class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
     """UNO Mario Kart as a PettingZoo AEC env (``raw_env``); spec: :mod:`.uno_mario_kart_v0`.
 
@@ -220,7 +204,7 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
         render_seat: whose view is rendered: ``None`` (default) draws the spectator's image,
             every hand face up, and the text of the deciding seat's view (as before); a seat
             draws only what that seat may know (other hands as card backs) in both.
-        **rule_options: any option of :data:`uno_mk_env.rules.OPTIONS` (validated by
+        **rule_options: any option of :data:`uno_mk_env.engine.rules.OPTIONS` (validated by
             :class:`~uno_mk_env.Rules`, which raises :class:`~uno_mk_env.RulesError`).
     """
 
@@ -247,10 +231,9 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
         check_render_seat(render_seat, self.rules.num_players)
         self.render_mode = render_mode
         self.render_seat = render_seat
-        self._window = image_renderer(render_mode, self.metadata["render_fps"])
+        self._screen = Screen(render_mode, self.metadata["render_fps"], "uno_mario_kart_v0.env()")
         self.reward_mode = reward
         self.max_steps = max_steps
-        self._step_limit = max_steps if max_steps is not None else 2**63
         n = self.rules.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
@@ -424,8 +407,7 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
             if game.game_over:
                 self._end(terminated=True)
                 return
-        if steps >= self._step_limit and game.phase != _PLAY_DRAWN:
-            # never in the middle of a draw: the final views would show play_drawn (R4.2)
+        if game.at_step_cap(self.max_steps, steps):
             self._end(terminated=False)
             return
         # _select_decider(), inlined: this is the hot path
@@ -548,35 +530,19 @@ class UnoMarioKartEnv(AECEnv[str, dict[str, np.ndarray], int]):
         ``agent_selection``'s seat), ``"rgb_array"`` as a ``(800, 1280, 3)`` ``uint8`` image
         (``render_seat``'s view, else the spectator's), ``"human"`` shows that image in a window
         and returns ``None``; without a render mode a warning is given."""
-        mode = self.render_mode
-        if mode is None:
-            gymnasium.logger.warn(
-                "You are calling render() without a render mode; pass render_mode='ansi', "
-                "'rgb_array' or 'human' to uno_mario_kart_v0.env()"
-            )
+        if self.render_mode is None:
+            self._screen.no_mode()
             return None
         game = self._require_game("render()")
         seat = self.render_seat
-        if mode == "ansi":
-            if seat is None:
-                seat = (self._seat[self.agent_selection] if self.agents
-                        else max(game.current_player, 0))
-            return R.render_game(
-                game, seat, self.possible_agents, self._history, step=self._steps,
-                done=self._done,
-            )
-        from .render_image import render_image
-
-        image = render_image(game, seat, self.possible_agents, self._history)
-        if mode == "human":
-            self._window.show(image)
-            return None
-        return image
+        text_seat = seat if seat is not None else (
+            self._seat[self.agent_selection] if self.agents else max(game.current_player, 0))
+        return self._screen.frame(game, text_seat, seat, self.possible_agents, self._history,
+                                  self._steps, self._done)
 
     def close(self) -> None:
         """Closes the ``"human"`` window, if one is open."""
-        if self._window is not None:
-            self._window.close()
+        self._screen.close()
 
 
 class GuardedUnoMarioKartEnv(UnoMarioKartEnv):

@@ -14,8 +14,9 @@ Action Space
     ``TypeError``, an integer outside 0-72 ``ValueError``, as in the AEC envs.
 
 Observation Space
-    ``Box(0, high, (437,), float32)`` (437 = ``OBS_SIZE``): :func:`uno_mk_env.observation.encode`
-    of the learner's ``PlayerView`` (:func:`uno_mk_env.observation.layout_markdown`).
+    ``Box(0, high, (437,), float32)`` (437 = ``OBS_SIZE``):
+    :func:`uno_mk_env.engine.observation.encode`
+    of the learner's ``PlayerView`` (:func:`uno_mk_env.engine.observation.layout_markdown`).
 
 Rewards
     As the AEC env (``reward="win"`` or ``"points"``, docs/api.md#rewards-and-episodes), for the
@@ -42,13 +43,13 @@ Arguments
     ``num_players`` (2-10, default 2), ``opponents`` (see below), ``learner_seat`` (``None``:
     drawn at random each episode, or a fixed seat: an ``int``, not a ``bool``), ``reward``,
     ``illegal_action_penalty``, ``max_steps``, ``render_mode``, ``render_seat`` (see
-    Rendering) and every rule option of :data:`uno_mk_env.rules.OPTIONS`.
+    Rendering) and every rule option of :data:`uno_mk_env.engine.rules.OPTIONS`.
 
     ``opponents`` is ``None`` (uniformly random legal actions from the env's own seeded
     generator), one policy for every opponent seat, or a sequence of ``num_players - 1``
     policies, ``opponents[i]`` sitting ``i + 1`` seats clockwise from the learner. A policy is an
     agent (anything with ``act(observation, action_mask, view)``, e.g.
-    :class:`uno_mk_env.agent.Agent`; the observation is skipped when its
+    :class:`uno_mk_env.envs.agent.Agent`; the observation is skipped when its
     ``needs_observation`` is ``False``) or a callable ``(observation, action_mask) -> action``.
     Agents are ``reset()`` at every episode, with a seed drawn from the env's generator when
     ``reset(seed=...)`` is given. A seed is ``None`` or an integer ``0 <= seed < 2**64``
@@ -75,29 +76,29 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import missing_env_extra
+
 try:
     import gymnasium
 except ImportError as e:  # no env extra: one ImportError that names it
-    from . import _missing_env_extra
+    raise missing_env_extra(e) from None
 
-    raise _missing_env_extra(e) from None
-
-from . import actions as A
-from . import render as R
-from .env import (
+from ..engine import actions as A
+from ..engine.game import Game, IllegalActionError
+from ..engine.observation import OBS_SIZE, action_mask, encode, observation_high
+from ..engine.rewards import round_rewards
+from ..engine.rules import Rules
+from ..errors import quote
+from ..render import text as R
+from .aec import (
     DEFAULT_MAX_STEPS,
-    RENDER_MODES,
     action_id,
     check_env_options,
     check_render_seat,
     check_reward_value,
-    image_renderer,
 )
-from .errors import quote
-from .game import Game, IllegalActionError
-from .observation import OBS_SIZE, action_mask, encode, observation_high
-from .rewards import round_rewards
-from .rules import Rules
+from .agent import AgentError, agent_action
+from .screen import RENDER_MODES, Screen
 
 __all__ = ["MAX_SEED", "UnoMarioKartGymEnv", "ask_opponent", "check_seed"]
 
@@ -142,7 +143,7 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.max_steps = max_steps
         self.render_mode = render_mode
         self.render_seat = render_seat
-        self._window = image_renderer(render_mode, self.metadata["render_fps"])
+        self._screen = Screen(render_mode, self.metadata["render_fps"], "UnoMarioKartGymEnv")
         self.observation_space = gymnasium.spaces.Box(
             0.0, observation_high(self.rules), (OBS_SIZE,), np.float32
         )
@@ -226,7 +227,7 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
 
         Raises:
             TypeError: ``action`` is not an integer (a bool included: ``True`` is not action 1),
-                as in the AEC envs (:func:`uno_mk_env.env.action_id`); nothing is changed.
+                as in the AEC envs (:func:`uno_mk_env.envs.aec.action_id`); nothing is changed.
             ValueError: an integer outside ``Discrete(73)``; nothing is changed.
         """
         game = self._game
@@ -269,32 +270,17 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         """The table (see Rendering in the module docstring): text (``"ansi"``, the learner's
         view unless ``render_seat`` is a seat), an image (``"rgb_array"``) or the image in a
         window (``"human"``, returns ``None``)."""
-        mode = self.render_mode
-        if mode is None:
-            gymnasium.logger.warn(
-                "You are calling render() without a render mode; pass render_mode='ansi', "
-                "'rgb_array' or 'human' to UnoMarioKartGymEnv"
-            )
+        if self.render_mode is None:
+            self._screen.no_mode()
             return None
         render_seat = self.render_seat  # a seat, None or "learner" (check_render_seat)
         seat = self._seat if isinstance(render_seat, str) else render_seat
-        if mode == "ansi":
-            return R.render_game(
-                self.game, self._seat if seat is None else seat, self._names, self._history,
-                step=self._steps, done=self._over,
-            )
-        from .render_image import render_image
-
-        image = render_image(self.game, seat, self._names, self._history)
-        if mode == "human":
-            self._window.show(image)
-            return None
-        return image
+        return self._screen.frame(self.game, self._seat if seat is None else seat, seat,
+                                  self._names, self._history, self._steps, self._over)
 
     def close(self) -> None:
         """Closes the ``"human"`` window, if one is open."""
-        if self._window is not None:
-            self._window.close()
+        self._screen.close()
 
     # ------------------------------------------------------------------ internals
     def _info(self) -> dict[str, Any]:
@@ -317,8 +303,7 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         assert game is not None  # reset() made it
         self._steps += action != A.KEEP
         reward = round_rewards(game, self.reward_mode)[self._seat] if game.round_over else 0.0
-        if game.game_over or (self.max_steps is not None and self._steps >= self.max_steps
-                              and game.phase != A.PLAY_DRAWN):  # not in the middle of a draw
+        if game.game_over or game.at_step_cap(self.max_steps, self._steps):
             self._over = True
         return reward
 
@@ -372,12 +357,11 @@ def check_seed(seed: Any, name: str = "seed") -> int | None:
 def ask_opponent(policy: Any, game: Game, seat: int, legal: tuple[int, ...]) -> int:
     """An opponent's decision, in the single env and the vector env alike: a plain callable
     ``(observation, mask) -> action`` is given the seat's observation and mask, an agent is asked
-    through :func:`uno_mk_env.agent.agent_action`.
+    through :func:`uno_mk_env.envs.agent.agent_action`.
 
     Raises:
         IllegalActionError: the opponent chose an illegal action (a bug in the opponent).
     """
-    from .agent import AgentError, agent_action
 
     if getattr(policy, "act", None) is None:  # a plain callable (observation, mask)
         action = policy(encode(game.view(seat)), action_mask(legal))

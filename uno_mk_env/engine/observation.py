@@ -34,7 +34,8 @@ from .game import Game
 from .phases import PHASE_NAMES, TURN_PHASES
 from .rewards import POINTS_SCALE
 from .rules import MAX_PLAYERS, Rules, max_score
-from .view import VOID_MEMORY, PlayerView
+from .table import VOID_MEMORY
+from .view import PlayerView
 
 MAX_SEATS = MAX_PLAYERS  #: slots of every per-seat block (relative seats 0-9, 0 = the observer)
 SCORE_SCALE = POINTS_SCALE  #: scores are divided by this (the unit of ``reward="points"``)

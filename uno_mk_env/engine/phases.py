@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-__all__ = ["DECISION_PHASES", "PHASE_NAMES", "Phase", "TURN_PHASES"]
+__all__ = [
+    "COLOUR_AFTER_BOB_OMB", "COLOUR_AFTER_W4", "COLOUR_AT_START", "COLOUR_CONTEXT_NAMES",
+    "COLOUR_NO_FLIP", "DECISION_PHASES", "PHASE_NAMES", "Phase", "TURN_PHASES",
+]
 
 
 class Phase(IntEnum):
@@ -43,3 +46,10 @@ DECISION_PHASES: tuple[Phase, ...] = tuple(p for p in Phase if p is not Phase.GA
 #: The decision phases of the player whose turn it is or who was hit by a W4 (ids 0-4): the
 #: observation's phase one-hot (``UNO_CATCH`` shows there as all 0 with ``uno_catchable`` set).
 TURN_PHASES: tuple[Phase, ...] = tuple(p for p in Phase if p < Phase.GAME_OVER)
+#: Why the current ``choose_colour`` decision happens (``PlayerView.colour_context``; it decides
+#: what follows the choice): after a W4, after a Bob-omb, the start card. ``COLOUR_NO_FLIP``
+#: never occurs (R7.3: a Wild Item Box always has a card to flip); it keeps its slot in the
+#: observation's ``colour_context`` one-hot, whose size the trained policies rely on.
+COLOUR_AFTER_W4, COLOUR_AFTER_BOB_OMB, COLOUR_AT_START, COLOUR_NO_FLIP = range(4)
+#: Their names in state dicts.
+COLOUR_CONTEXT_NAMES = ("w4", "bob_omb", "start", "no_flip")

@@ -10,24 +10,23 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
+from ..errors import StateError
 from .cards import COPIES, ITEM_NAMES, NUM_COLOURS, NUM_KINDS, W4, counts_to_kinds
-from .errors import StateError
 from .legality import held_mask, playable, w4_is_legal
-from .phases import PHASE_NAMES, Phase
+from .phases import COLOUR_AFTER_W4, COLOUR_NO_FLIP, PHASE_NAMES, Phase
+from .play import Play
 from .rules import Rules
 from .state import check_consistency
-from .view import COLOUR_AFTER_W4, COLOUR_NO_FLIP, VOID_MEMORY, PlayerView
-
-if TYPE_CHECKING:
-    from .game import Game
+from .table import VOID_MEMORY
+from .view import PlayerView
 
 __all__ = ["Condition", "check_view", "game_from_view"]
 
-_G = TypeVar("_G", bound="Game")
+_G = TypeVar("_G", bound=Play)  # Game, or any class built on the rules
 
 #: ``condition(hands, draw_pile, rng)``: moves hidden cards in place (see ``Game.from_view``).
 Condition = Callable[[list[bytearray], list[int], np.random.Generator], None]

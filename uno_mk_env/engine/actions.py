@@ -22,7 +22,8 @@ CALL_UNO = ACCEPT + 1  # 71
 CATCH_UNO = CALL_UNO + 1  # 72
 NUM_ACTIONS = CATCH_UNO + 1  # 73
 
-# The phases live in :mod:`uno_mk_env.phases` (``Phase``); these names are kept for code written
+# The phases live in :mod:`uno_mk_env.engine.phases` (``Phase``); these names are kept for code
+# written
 # against package 0.3 (``CHALLENGE_PHASE`` because ``CHALLENGE`` is the action).
 PLAY, PLAY_DRAWN, CHOOSE_COLOUR, CHOOSE_TARGET, CHALLENGE_PHASE, GAME_OVER, UNO_CATCH = Phase
 NUM_PHASES = len(TURN_PHASES)  #: the observation's phase one-hot width (5, ``UNO_CATCH`` all 0)

@@ -1,7 +1,7 @@
 """Text rendering (``render_mode="ansi"``/``"human"``): the table as one seat sees it.
 
 Everything shown comes from that seat's :class:`~uno_mk_env.PlayerView` and from events filtered
-by :func:`uno_mk_env.events.event_for`, so the text holds no more than the observation: other
+by :func:`uno_mk_env.engine.events.event_for`, so the text holds no more than the observation: other
 players' drawn cards appear as counts, a challenge's revealed hand only for the challenger.
 Library code never prints; the envs print the returned string in ``"human"`` mode.
 """
@@ -12,13 +12,13 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
-from . import actions as A
-from .actions import KEEP
-from .cards import CODES, COLOUR_NAMES, ITEM_NAMES, NAMES, counts_to_kinds
-from .events import Event, event_for
-from .game import Game
-from .phases import Phase
-from .view import PlayerView
+from ..engine import actions as A
+from ..engine.actions import KEEP
+from ..engine.cards import CODES, COLOUR_NAMES, ITEM_NAMES, NAMES, counts_to_kinds
+from ..engine.events import Event, event_for
+from ..engine.game import Game
+from ..engine.phases import Phase
+from ..engine.view import PlayerView
 
 __all__ = [
     "PHASE_WORDS", "KnownCards", "RecentDecisions", "action_text", "event_text", "events_text",
@@ -107,7 +107,8 @@ _EVENT_TEXT: dict[str, Callable[[Event, Sequence[str]], str | None]] = {
 def event_text(event: Event, names: Sequence[str], viewer: int | None = None) -> str | None:
     """One event as text (``None`` for events not worth a line, e.g. dealt cards).
 
-    ``event`` should already be filtered for ``viewer`` (:func:`uno_mk_env.events.event_for`).
+    ``event`` should already be filtered for ``viewer``
+    (:func:`uno_mk_env.engine.events.event_for`).
     """
     text = _EVENT_TEXT.get(event[0])
     return text(event, names) if text is not None else f"{event[0]} {event[1:]}"

@@ -11,8 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import UnoMkError, quote
 from .cards import COPIES, POINTS
-from .errors import UnoMkError, quote
 
 
 class RulesError(UnoMkError, ValueError):
@@ -122,7 +122,8 @@ class Rules:
     >>> Rules(colours=5)
     Traceback (most recent call last):
     ...
-    uno_mk_env.rules.RulesError: unknown rule option 'colours'; the options are: num_players, ...
+    uno_mk_env.engine.rules.RulesError: unknown rule option 'colours'; the options are:
+    num_players, ...
 
     Attribute names are exactly the keys of :data:`OPTIONS`.
     """

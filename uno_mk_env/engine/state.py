@@ -10,15 +10,17 @@ same consistency check, so neither can build a game that fails later.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 import numpy as np
 
+from ..errors import StateError
 from .cards import (
     CODES,
     COLOURS,
     COPIES,
     ITEM_NAMES,
+    NO_CARD,
     NUM_CARDS,
     NUM_COLOURS,
     NUM_KINDS,
@@ -27,19 +29,16 @@ from .cards import (
 )
 from .cards import colour as parse_colour
 from .cards import kind as parse_kind
-from .errors import StateError
 from .events import event_to_dict
 from .legality import held_mask
-from .phases import PHASE_NAMES, Phase
+from .phases import COLOUR_AFTER_W4, COLOUR_CONTEXT_NAMES, COLOUR_NO_FLIP, PHASE_NAMES, Phase
+from .play import Play
 from .rules import MAX_ROUND_POINTS, Rules, RulesError, max_score
-from .view import COLOUR_AFTER_W4, COLOUR_CONTEXT_NAMES, COLOUR_NO_FLIP, NO_CARD, VOID_MEMORY
-
-if TYPE_CHECKING:
-    from .game import Game
+from .table import VOID_MEMORY
 
 __all__ = ["STATE_FORMAT", "check_consistency", "game_from_dict", "game_to_dict"]
 
-_G = TypeVar("_G", bound="Game")
+_G = TypeVar("_G", bound=Play)  # Game, or any class built on the rules
 
 STATE_FORMAT = 1
 #: Fields a minimal position must give.

@@ -1,0 +1,2 @@
+"""The environment front ends: PettingZoo AEC, Gymnasium, vector, OpenSpiel; observation
+encoding."""
