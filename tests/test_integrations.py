@@ -120,7 +120,7 @@ for agent, moved in acted.items():
 
 def test_tianshou_block() -> None:
     """Both players acted, every stored action within its mask, an update changes the
-    learner's network."""
+    learner's network; Tianshou 0.5's module of ``MultiAgentPolicyManager`` is gone."""
     run_section("Tianshou", """
 import numpy as np
 import torch
@@ -132,6 +132,8 @@ before = [p.detach().clone() for p in net.parameters()]
 with policy_within_training_step(algorithm.policy):  # another step: player_0's net learns
     algorithm.update(collector.buffer, sample_size=64)
 assert any(not torch.equal(b, p) for b, p in zip(before, net.parameters()))
+import importlib.util
+assert importlib.util.find_spec("tianshou.policy") is None  # 0.5's MultiAgentPolicyManager
 """)
 
 
@@ -146,10 +148,30 @@ assert get_action_masks(model.env).shape == (8, 73)
 
 
 def test_rllib_block_builds_the_env_through_rllibs_wrapper() -> None:
-    """A whole random game through RLlib's PettingZooEnv: zero-sum rewards for both seats."""
+    """A whole random game through RLlib's PettingZooEnv: zero-sum rewards for both seats;
+    ``raw_env`` refuses a masked action; RLlib's env checker steps one (5 tries: few of the 73
+    actions are legal at a time)."""
     run_section("RLlib", """
 assert done and set(rewards) == {"player_0", "player_1"}
 assert abs(sum(rewards.values())) < 1e-9
+
+from ray.rllib.utils.pre_checks.env import check_multiagent_environments
+from uno_mk_env import IllegalActionError
+obs, _ = env.reset(seed=0)
+[(agent, agent_obs)] = obs.items()
+try:
+    env.step({agent: int(np.flatnonzero(agent_obs["action_mask"] == 0)[0])})
+    raise AssertionError("a masked action was taken")
+except IllegalActionError:
+    pass
+refused = 0
+for _ in range(5):
+    try:
+        check_multiagent_environments(make_env({"num_players": 2}))
+    except ValueError as e:
+        assert isinstance(e.__cause__, IllegalActionError), repr(e.__cause__)
+        refused += 1
+assert refused >= 1
 """, count=1)
 
 
