@@ -35,8 +35,10 @@ from tools import env_docs as docs
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
-#: The pages whose code runs here: the README and the documentation site's pages.
-PAGES = [README, *sorted(DOCS.glob("*.md"))]
+#: The pages whose code runs here: the README and the documentation site's pages, but
+#: "Use with other libraries", whose blocks tests/test_integrations.py runs (small, one
+#: library each, the Ray one under -m slow).
+PAGES = [README, *sorted(p for p in DOCS.glob("*.md") if p.name != "integrations.md")]
 TEXTS = {page.relative_to(ROOT).as_posix(): page.read_text(encoding="utf-8") for page in PAGES}
 README_TEXT = TEXTS["README.md"]
 #: Every page at once: where a figure printed by a command must be found.
