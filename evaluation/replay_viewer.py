@@ -1,5 +1,6 @@
 """The replay viewer's page: HTML, CSS and JavaScript, inlined by
-:func:`uno_mk_env.evaluation.replay.replay_html` (no file or network access at run time).
+:func:`uno_mk_env.evaluation.replay.replay_html` (no file or network access at run time), and
+:class:`ReplayFrame`, which shows such a page in a notebook.
 
 The JavaScript draws a table dict (:func:`uno_mk_env.render_image.table_data`) as SVG with the
 image renderer's geometry and palette (passed in as ``uno-constants``), shape for shape as
@@ -19,7 +20,40 @@ actions are ``#legal li`` with ``data-action`` (class ``chosen`` on the chosen o
 
 from __future__ import annotations
 
-__all__ = ["CSS", "JS", "PAGE"]
+import html
+
+from uno_mk_env.errors import quote
+from uno_mk_env.evaluation.replay import ReplayError
+
+__all__ = ["CSS", "JS", "PAGE", "ReplayFrame"]
+
+
+class ReplayFrame:
+    """A replay page (:func:`~uno_mk_env.evaluation.replay.replay_html`) shown in a notebook:
+    Jupyter displays it as an ``<iframe>`` holding the page itself (``srcdoc``; no file is
+    written, nothing is fetched).
+
+    IPython's ``HTML`` warns "Consider using IPython.display.IFrame" for an ``<iframe>`` alone,
+    and its ``IFrame`` only loads a URL; an object with ``_repr_html_`` is IPython's own
+    protocol for rich display.
+
+    Args:
+        page: the HTML page.
+        height: the frame's height in CSS pixels (its width is the notebook's).
+
+    Raises:
+        ReplayError: ``height`` is not a positive integer.
+    """
+
+    def __init__(self, page: str, height: int = 860) -> None:
+        if isinstance(height, bool) or not isinstance(height, int) or height < 1:
+            raise ReplayError(f"height must be a positive integer of pixels, not {quote(height)}")
+        self.page = page
+        self.height = height
+
+    def _repr_html_(self) -> str:
+        return (f'<iframe srcdoc="{html.escape(self.page, quote=True)}" '
+                f'style="width: 100%; height: {self.height}px; border: 0"></iframe>')
 
 PAGE = """<!DOCTYPE html>
 <html lang="en">
