@@ -478,3 +478,18 @@ def test_the_replay_page_reads_at_800_and_1280_px(browser, viewport, replay, wid
     assert layout["outside"] == [], layout["outside"]
     assert browser.save_screenshot(str(tmp_path / f"replay_{width}.png"))
     assert console_errors(browser) == []
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_no_documentation_page_breaks_a_name_in_a_table(browser, viewport, site, width):
+    """docs/stylesheets/extra.css on every page: inline code in a table (an argument, an
+    option, ``--workers``, ``openspiel-ismcts:100``) is never split across lines."""
+    viewport(width)
+    pages = sorted(p for p in site.rglob("*.html") if p.name != "404.html")
+    assert len(pages) > 20
+    broken = {}
+    for page in pages:
+        browser.get(page.as_uri())
+        if names := browser.execute_script(BROKEN_NAMES):
+            broken[page.relative_to(site).as_posix()] = names
+    assert broken == {}
