@@ -21,7 +21,7 @@ from typing import Any, TextIO
 from uno_mk_env.engine.rules import MAX_PLAYERS, MIN_PLAYERS
 from uno_mk_env.evaluation.replay import DEFAULT_MAX_STEPS, record_games, select_games, write_json
 from uno_mk_env.evaluation.replay_format import MAX_REPLAY_GAMES, ReplayError, load_recording
-from uno_mk_env.evaluation.replay_viewer import write_html
+from uno_mk_env.evaluation.replay_page import write_html
 
 from .common import CLIError, add_rule_args, check_agents, players, rules_from_args, specs
 

@@ -40,11 +40,13 @@ def package_tree(root: Path, into: Path) -> Path:
     dirs = mapping["tool"]["setuptools"]["package-dir"]
     package = into / PACKAGE
     package.mkdir()
+    mapped = {name.split(".", 1)[1]: folder for name, folder in dirs.items()
+              if name.startswith(f"{PACKAGE}.") and name.count(".") == 1}
     for entry in (root / dirs[PACKAGE]).iterdir():
-        (package / entry.name).symlink_to(entry.resolve())
-    for name, folder in dirs.items():
-        if name.startswith(f"{PACKAGE}.") and name.count(".") == 1:
-            (package / name.split(".", 1)[1]).symlink_to((root / folder).resolve())
+        if entry.name not in mapped:  # a checkout may link them there already (a git worktree)
+            (package / entry.name).symlink_to(entry.resolve())
+    for sub, folder in mapped.items():
+        (package / sub).symlink_to((root / folder).resolve())
     return into
 
 

@@ -8,7 +8,7 @@ Everything comes from the engine: each seat's part is built from ``game.view(sea
 ``game.events_for(seat)`` only (:func:`uno_mk_env.render.image.table_data`), the spectator's
 from every seat's view and the full log.
 
-:func:`~uno_mk_env.evaluation.replay_viewer.replay_html` turns a recording into one self-contained
+:func:`~uno_mk_env.evaluation.replay_page.replay_html` turns a recording into one self-contained
 HTML page (inline CSS, JS and SVG, no network access, opens from disk): the table drawn as the
 image renderer draws it, buttons, arrow keys and a slider to step through every decision, the legal
 actions with the chosen one highlighted (and the probabilities), the event log, and a choice

@@ -1,33 +1,27 @@
 """The replay viewer's page: HTML, CSS and JavaScript, inlined by
-:func:`replay_html` (no file or network access at run time), which :func:`write_html` writes.
+:func:`~uno_mk_env.evaluation.replay_page.replay_html` (no file or network access at run
+time), which :func:`~uno_mk_env.evaluation.replay_page.write_html` writes and
+:class:`~uno_mk_env.evaluation.replay_page.ReplayFrame` shows in a notebook.
 
 The JavaScript draws a table dict (:func:`uno_mk_env.render.image.table_data`) as SVG with the
 image renderer's geometry and palette (passed in as ``uno-constants``), shape for shape as
 :func:`uno_mk_env.render.image.draw_table` draws it with Pillow. A seat's view reads only
-``steps[i].seats[seat]``; the spectator's only ``steps[i].spectator``.
+``steps[i].seats[seat]``; the spectator's only ``steps[i].spectator``. One difference: the
+latest decision's events (the image's ``last:`` line, cut to the felt's width there) are the
+HTML line ``#last-line`` under the table, in full, wrapped to the page's width.
 
 Test hooks (read by ``tests/test_replay_browser.py``): ``#table`` carries ``data-game``,
 ``data-step``, ``data-view``, ``data-current-player``, ``data-phase``, ``data-top-card``,
 ``data-active-colour``, ``data-direction`` and ``data-draw-pile``; each seat panel is a
 ``g.seat`` with ``data-seat``, ``data-hand-size`` and ``data-uno``, holding one ``g.card``
 per card drawn (``data-code`` on a face-up card, class ``back`` on a hidden one); the legal
-actions are ``#legal li`` with ``data-action`` (class ``chosen`` on the chosen one).
+actions are ``#legal li`` with ``data-action`` (class ``chosen`` on the chosen one);
+``#last-line`` holds the ``last:`` line.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
-
-from uno_mk_env.engine.cards import CODES, COLOUR_NAMES, COLOURS, ITEM_NAMES, NAMES
-from uno_mk_env.files import atomic_write_text
-from uno_mk_env.render.image import GEOMETRY, ITEM_EFFECTS, PALETTE
-
-from .replay_format import ReplayError, check_recording
-
-__all__ = ["CSS", "JS", "PAGE", "replay_html", "write_html"]
+__all__ = ["CSS", "JS", "PAGE"]
 
 PAGE = """<!DOCTYPE html>
 <html lang="en">
@@ -55,7 +49,8 @@ PAGE = """<!DOCTYPE html>
   <span id="counter"></span>
 </nav>
 <main>
-  <div id="board"><svg id="table" xmlns="http://www.w3.org/2000/svg"></svg></div>
+  <div id="board"><svg id="table" xmlns="http://www.w3.org/2000/svg"></svg>
+    <p id="last-line"></p></div>
   <aside>
     <section>
       <h2 id="decision-title"></h2>
@@ -95,9 +90,11 @@ button:focus-visible, select:focus-visible, input:focus-visible { outline: 2px s
 #counter { font-variant-numeric: tabular-nums; font-size: 13px; min-width: 110px; }
 main { display: flex; gap: 12px; padding: 0 16px 8px; align-items: flex-start; }
 #board { flex: 1; min-width: 0; }
+#last-line { font-size: 13px; color: #c9d1db; margin: 6px 4px 0; min-height: 1.2em;
+        overflow-wrap: anywhere; }
 #table { width: 100%; height: auto; display: block; border-radius: 8px;
          font-family: Helvetica, Arial, sans-serif; }
-aside { width: 380px; flex: none; display: flex; flex-direction: column; gap: 10px; }
+aside { width: 360px; flex: none; display: flex; flex-direction: column; gap: 10px; }
 section { background: #212b36; border-radius: 8px; padding: 8px 12px; }
 h2 { font-size: 14px; margin: 4px 0 8px; font-weight: 600; }
 #legal { list-style: none; margin: 0; padding: 0; font-size: 13px; }
@@ -111,11 +108,14 @@ h2 { font-size: 14px; margin: 4px 0 8px; font-weight: 600; }
 #legal li.note { background: none; color: #b8c0cc; padding-left: 0; }
 #events { font-size: 13px; margin: 8px 0 4px; color: #ffe08a; min-height: 1.2em; }
 #log { font-size: 12px; max-height: 360px; overflow-y: auto; margin: 0; padding-left: 42px;
-       color: #c9d1db; }
+       color: #c9d1db; position: relative; }
 #log li { padding: 1px 2px; cursor: pointer; }
 #log li.current { background: #3a3220; color: #ffe08a; }
 footer { font-size: 12px; color: #8a94a3; padding: 4px 16px 12px; }
-@media (max-width: 1100px) { main { flex-direction: column; } aside { width: 100%; } }
+/* narrow windows: the table above the panels, both the full width (stretch: a column flex
+   item with align-items: flex-start would shrink the table to its intrinsic 300 px) */
+@media (max-width: 1100px) { main { flex-direction: column; align-items: stretch; }
+                             aside { width: 100%; } }
 """
 
 JS = r"""
@@ -356,7 +356,9 @@ JS = r"""
     const tx0 = t.item !== null ? x0 + 62 : x0 + 24;
     text(svg, tx0, iy + 9, cut(first, limit - 6), 13, P.text, "la");
     text(svg, tx0, iy + 29, cut(second, limit - 6), 12, P.text, "la");
-    if (t.last) text(svg, mid, iy + 62, cut("last: " + t.last, limit + 8), 12, light, "ma");
+    // the "last:" line is the HTML line under the table (#last-line), in full: it may be longer
+    // than the felt is wide
+    $("last-line").textContent = t.last ? "last: " + t.last : "";
   }
 
   // ------------------------------------------------------------------ the page
@@ -467,6 +469,15 @@ JS = r"""
     }
     $("events").textContent = p.events ? "\u2192 " + p.events : "";
   }
+  // the log scrolls to the current entry; the page itself never scrolls (a narrow window
+  // shows the log below the table, and scrollIntoView would move the table out of sight)
+  function scrollLog(cur) {
+    const log = $("log");
+    if (!cur) return;
+    if (cur.offsetTop < log.scrollTop) log.scrollTop = cur.offsetTop;
+    const bottom = cur.offsetTop + cur.offsetHeight;
+    if (bottom > log.scrollTop + log.clientHeight) log.scrollTop = bottom - log.clientHeight;
+  }
   function show(i) {
     const g = game();
     st.step = Math.max(0, Math.min(last(), i));
@@ -481,8 +492,7 @@ JS = r"""
     for (const li of $("log").children) {
       li.classList.toggle("current", Number(li.dataset.step) === st.step);
     }
-    const cur = $("log").children[st.step];
-    if (cur) cur.scrollIntoView({ block: "nearest" });
+    scrollLog($("log").children[st.step]);
     const hash = "#game=" + st.game + "&step=" + st.step + "&view=" + st.view;
     if (location.hash !== hash) history.replaceState(null, "", hash);
   }
@@ -550,53 +560,3 @@ JS = r"""
   applyHash();
 })();
 """
-
-
-def _script_json(value: Any) -> str:
-    """JSON safe inside ``<script>``: no ``<``, ``>`` or ``&`` (names are user text)."""
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=True)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def replay_html(data: Mapping[str, Any], title: str | None = None) -> str:
-    """One self-contained HTML page showing the recording ``data`` (see the module docstring).
-
-    Raises:
-        ReplayError: ``data`` is not a recording.
-    """
-
-    check_recording(data)
-    constants = {
-        "geometry": GEOMETRY, "palette": PALETTE, "item_names": ITEM_NAMES,
-        "item_effects": ITEM_EFFECTS, "colours": COLOURS, "colour_names": COLOUR_NAMES,
-        "card_names": dict(zip(CODES, NAMES)),
-    }
-    games = data["games"]
-    title = title or (games[0]["title"] if len(games) == 1 else f"{len(games)} games")
-    page = PAGE
-    for key, value in (("TITLE", _html_escape("UNO Mario Kart replay: " + title)),
-                       ("CSS", CSS), ("JS", JS), ("CONSTANTS", _script_json(constants)),
-                       ("DATA", _script_json(dict(data)))):
-        page = page.replace("{{" + key + "}}", value)
-    return page
-
-
-def _html_escape(text: str) -> str:
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&quot;"))
-
-
-def write_html(data: Mapping[str, Any], path: str | Path, title: str | None = None) -> Path:
-    """Writes :func:`replay_html` to ``path`` (parents created); returns the path.
-
-    Raises:
-        ReplayError: ``data`` is not a recording, or ``path`` cannot be written.
-    """
-    target = Path(path).expanduser()
-    html = replay_html(data, title)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(target, html)  # never a half-written page
-    except OSError as e:
-        raise ReplayError(f"cannot write {str(target)!r}: {e.strerror or e}") from None
-    return target

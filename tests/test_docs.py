@@ -19,6 +19,8 @@
 
 from __future__ import annotations
 
+import ast
+import inspect
 import re
 import subprocess
 import tempfile
@@ -178,12 +180,16 @@ def test_generated_blocks_are_current(page: str) -> None:
 
 
 def test_generated_values_come_from_the_code() -> None:
-    from uno_mk_env import actions
+    from uno_mk_env import actions, uno_mario_kart_v0
     from uno_mk_env.engine import observation
     from uno_mk_env.envs.aec import UnoMarioKartEnv
 
     summary = dict(re.findall(r"^\| ([^|]+?) \| (.+?) \|$", docs.env_summary(), re.M))
-    assert summary["Action Shape"] == f"Discrete({actions.NUM_ACTIONS})"
+    # PettingZoo's pages: the shape of one action (a Discrete sample is a scalar), its range
+    space = uno_mario_kart_v0.env().action_space("player_0")
+    assert summary["Action Shape"] == str(space.shape) == "()"
+    assert summary["Action Values"].startswith(f"[0, {space.n - 1}] ")
+    assert f"Discrete({actions.NUM_ACTIONS})" in summary["Action Values"]
     assert summary["Observation Shape"] == f"({observation.OBS_SIZE},)"
     assert summary["State Shape"] == f"({observation.STATE_SIZE},)"
     assert summary["Num Agents"] == "2–10"
@@ -192,6 +198,25 @@ def test_generated_values_come_from_the_code() -> None:
     arguments = docs.env_arguments()
     assert "| `max_steps` | `2000` |" in arguments and "| `reward` | `\"win\"` |" in arguments
     assert "| `illegal_reward` | `-1.0` |" in arguments
+
+
+def test_the_generated_signature_is_the_env_call_with_its_defaults() -> None:
+    """The signature on docs/environment.md is a valid call of ``env()`` naming every argument
+    with its real default, in lines that fit the page's code column (no horizontal scroll)."""
+    from uno_mk_env.envs.aec import UnoMarioKartEnv  # the env extra, as the page's other blocks
+
+    block = docs.env_signature()
+    code = block.removeprefix("```py\n").removesuffix("\n```")
+    assert all(len(line) <= docs.SIGNATURE_WIDTH for line in code.splitlines())
+    call = ast.parse(code, mode="eval").body
+    assert isinstance(call, ast.Call) and ast.unparse(call.func) == "uno_mario_kart_v0.env"
+    given = {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg is not None}
+    params = inspect.signature(UnoMarioKartEnv.__init__).parameters
+    expected = {n: p.default for n, p in params.items() if p.default is not p.empty}
+    expected["illegal_reward"] = -1.0
+    assert given == expected
+    assert [k.arg for k in call.keywords][-1] is None  # **rule_options last
+    assert block in docs.env_arguments()
 
 
 def test_render_rewrites_any_block_and_names_an_unknown_one() -> None:

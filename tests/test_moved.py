@@ -36,13 +36,13 @@ def test_from_imports_of_old_paths_work() -> None:
     assert UnoMarioKartVectorEnv is importlib.import_module(
         "uno_mk_env.envs.vector").UnoMarioKartVectorEnv
     with pytest.warns(DeprecationWarning, match="uno_mk_env.engine.legality"):
-        from uno_mk_env import legality  # type: ignore[attr-defined]
+        from uno_mk_env.engine import legality
     assert legality is importlib.import_module("uno_mk_env.engine.legality")
 
 
 def test_render_is_a_package_that_keeps_the_text_renderers_names() -> None:
-    from uno_mk_env import render
     from uno_mk_env.render import text
+    from uno_mk_env.render import text as render
 
     assert render.render_game is text.render_game and render.events_text is text.events_text
 

@@ -19,7 +19,7 @@ from uno_mk_env.engine.cards import CODES, kind
 from uno_mk_env.engine.events import event_for
 from uno_mk_env.evaluation.replay import record_game, record_games, write_json
 from uno_mk_env.evaluation.replay_format import FORMAT, ReplayError, load_recording
-from uno_mk_env.evaluation.replay_viewer import replay_html
+from uno_mk_env.evaluation.replay_page import replay_html
 from uno_mk_env.render.image import table_data
 from uno_mk_env.render.text import events_text
 

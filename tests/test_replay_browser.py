@@ -2,7 +2,10 @@
 page written by ``uno-mk replay`` from disk, steps through every decision with the keyboard, the
 buttons and the slider, and checks what it displays against the engine's own state at sampled
 steps, that a seat's view displays no other seat's hidden cards, and that the page logs no
-console errors. It saves a screenshot.
+console errors. It saves a screenshot. At 800 and 1280 px (issue 34) the replay page and the
+documentation's environment page (built with mkdocs, as ``make docs`` builds it) are measured:
+nothing overflows sideways, no name in a table is broken mid-word, the replay's table keeps
+most of the window and its ``last:`` line shows in full.
 
 Needs ``chromium`` and ``chromium-driver`` (``apt-get install -y chromium chromium-driver``) and
 the ``selenium`` package (test extra). Without them the test fails with a message saying so when
@@ -15,12 +18,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from uno_mk_env import Game, Rules
 from uno_mk_env.cli.app import main
+from uno_mk_env.engine.actions import NUM_ACTIONS
 from uno_mk_env.engine.cards import kind
 from uno_mk_env.evaluation.replay_format import load_recording
 
@@ -336,7 +342,7 @@ def test_a_seat_view_cannot_tell_a_kept_card_from_an_unplayable_one(browser, tmp
     from test_replay import kept_or_unplayable
 
     from uno_mk_env.evaluation.replay import recording
-    from uno_mk_env.evaluation.replay_viewer import write_html
+    from uno_mk_env.evaluation.replay_page import write_html
 
     pages = {card: write_html(recording([kept_or_unplayable(card, monkeypatch)]),
                               tmp_path / f"{card}.html").as_uri() for card in ("R7", "B7")}
@@ -355,3 +361,138 @@ def test_a_seat_view_cannot_tell_a_kept_card_from_an_unplayable_one(browser, tmp
     Select(browser.find_element(By.ID, "view")).select_by_value("1")
     assert read(browser)["step"] == 0 and read(browser)["view"] == "1"
     assert console_errors(browser) == []
+
+
+# ------------------------------------------------------------------ layout at 800 and 1280 px
+WIDTHS = (800, 1280)  # a small laptop window and a full HD one, both 1000 px high
+
+
+@pytest.fixture
+def viewport(browser):
+    """Sets the page's viewport to ``(width, 1000)`` CSS pixels; restores it afterwards."""
+
+    def size(width: int) -> None:
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": width, "height": 1000, "deviceScaleFactor": 1, "mobile": False})
+
+    yield size
+    browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The documentation site, built as ``make docs`` builds it (mkdocs, the docs extra)."""
+    out = tmp_path_factory.mktemp("site")
+    run = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet",
+                          "--site-dir", str(out)], cwd=ROOT, capture_output=True, text=True,
+                         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return out
+
+
+#: Layout facts of any page: horizontal overflow of the document and of every element that
+#: scrolls or clips sideways (a code block, a table's wrapper), by CSS selector.
+OVERFLOW = """
+const doc = document.documentElement;
+const clipped = [...document.querySelectorAll(arguments[0])]
+  .filter((e) => e.scrollWidth > e.clientWidth + 1)
+  .map((e) => e.tagName + '.' + e.className + ': ' + e.textContent.slice(0, 60));
+return {inner: window.innerWidth, scroll: doc.scrollWidth, clipped: clipped};
+"""
+
+#: Inline code in the docs' tables that the browser broke across lines (a name split mid-word
+#: has two boxes with no space between its halves).
+BROKEN_NAMES = """
+return [...document.querySelectorAll('.md-typeset table code')]
+  .filter((c) => c.getClientRects().length > 1 && !/\\s/.test(c.textContent))
+  .map((c) => c.textContent);
+"""
+
+
+def overflow(driver, selector: str) -> dict:
+    return driver.execute_script(OVERFLOW, selector)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_environment_page_reads_at_800_and_1280_px(browser, viewport, site, width,
+                                                       tmp_path):
+    """Issue 34: no argument name broken mid-word, the signature and every table inside the
+    page (no sideways scrolling anywhere), the action space's shape and range apart."""
+    from selenium.webdriver.common.by import By
+
+    viewport(width)
+    browser.get((site / "environment.html").as_uri())
+    page = overflow(browser, ".md-typeset pre > code, .md-typeset__table, .md-typeset__scrollwrap")
+    assert page["inner"] == width and page["scroll"] <= width, page
+    assert page["clipped"] == [], page["clipped"]
+    assert browser.execute_script(BROKEN_NAMES) == []
+    names = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "table td code")]
+    assert {"num_players", "render_seat", "illegal_reward", "active_colour"} <= set(names)
+    signature = browser.find_element(By.CSS_SELECTOR, "#arguments ~ div pre code").text
+    assert signature.startswith("uno_mario_kart_v0.env(") and "render_seat=None" in signature
+    rows = {r.find_element(By.CSS_SELECTOR, "td:first-child").text:
+            r.find_element(By.CSS_SELECTOR, "td:last-child").text
+            for r in browser.find_elements(By.CSS_SELECTOR, "table tr") if
+            len(r.find_elements(By.TAG_NAME, "td")) == 2}
+    assert rows["Action Shape"] == "()"
+    assert rows["Action Values"].startswith(f"[0, {NUM_ACTIONS - 1}]")
+    assert browser.save_screenshot(str(tmp_path / f"environment_{width}.png"))
+
+
+#: The replay page's layout: the table's width, the "last:" line's box and text, and whether
+#: every text of the table lies inside its drawing (none cut at the SVG's edge).
+REPLAY_LAYOUT = """
+const svg = document.getElementById('table'), line = document.getElementById('last-line');
+const box = svg.viewBox.baseVal, r = line.getBoundingClientRect();
+const outside = [...svg.querySelectorAll('text')].filter((t) => {
+  const b = t.getBBox();
+  return b.x < 0 || b.y < 0 || b.x + b.width > box.width || b.y + b.height > box.height;
+}).map((t) => t.textContent);
+return {table: svg.getBoundingClientRect().width, last: line.textContent,
+  left: r.left, right: r.right, top: r.top, bottom: r.bottom,
+  clippedLast: line.scrollWidth > line.clientWidth + 1, outside: outside,
+  inner: window.innerWidth, innerHeight: window.innerHeight};
+"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_replay_page_reads_at_800_and_1280_px(browser, viewport, replay, width, tmp_path):
+    """Issue 34: at 800 px the table keeps most of the window (it had shrunk to ~280 px), at
+    both widths nothing overflows sideways and the "last:" line of the longest events shows in
+    full, inside the window without scrolling."""
+    html, game, _ = replay
+    steps = view_steps(game, "spectator")
+    longest = max(range(len(steps)),
+                  key=lambda i: len(game["steps"][steps[i]]["spectator"]["table"]["last"]))
+    last = game["steps"][steps[longest]]["spectator"]["table"]["last"]
+    assert len(last) > 70  # longer than the image's line (the test would prove nothing)
+    viewport(width)
+    browser.get_log("browser")  # drop earlier pages' entries
+    browser.get(html.as_uri() + f"#step={longest}")
+    assert read(browser)["step"] == longest
+    page = overflow(browser, "#controls, main, aside, section, #board")
+    assert page["inner"] == width and page["scroll"] <= width, page
+    assert page["clipped"] == [], page["clipped"]
+    layout = browser.execute_script(REPLAY_LAYOUT)
+    assert layout["table"] > 0.6 * width, layout
+    assert layout["last"] == "last: " + last and "\u2026" not in layout["last"]
+    assert 0 <= layout["left"] and layout["right"] <= width and not layout["clippedLast"]
+    assert 0 <= layout["top"] and layout["bottom"] <= layout["innerHeight"], layout
+    assert layout["outside"] == [], layout["outside"]
+    assert browser.save_screenshot(str(tmp_path / f"replay_{width}.png"))
+    assert console_errors(browser) == []
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_no_documentation_page_breaks_a_name_in_a_table(browser, viewport, site, width):
+    """docs/stylesheets/extra.css on every page: inline code in a table (an argument, an
+    option, ``--workers``, ``openspiel-ismcts:100``) is never split across lines."""
+    viewport(width)
+    pages = sorted(p for p in site.rglob("*.html") if p.name != "404.html")
+    assert len(pages) > 20
+    broken = {}
+    for page in pages:
+        browser.get(page.as_uri())
+        if names := browser.execute_script(BROKEN_NAMES):
+            broken[page.relative_to(site).as_posix()] = names
+    assert broken == {}

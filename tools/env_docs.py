@@ -19,6 +19,7 @@ from __future__ import annotations
 import inspect
 import re
 import sys
+import textwrap
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -248,8 +249,9 @@ def env_summary() -> str:
         ("Agents", f"`agents= ['player_0', …, 'player_{{N-1}}']` (N = `num_players`, "
                    f"default {default})"),
         ("Num Agents", f"{low}–{high}"),
-        ("Action Shape", f"Discrete({actions.NUM_ACTIONS})"),
-        ("Action Values", f"Discrete({actions.NUM_ACTIONS})"),
+        # a Discrete space's sample is one integer: shape (), values 0..n-1 (PettingZoo's pages)
+        ("Action Shape", "()"),
+        ("Action Values", f"[0, {actions.NUM_ACTIONS - 1}] (`Discrete({actions.NUM_ACTIONS})`)"),
         ("Observation Shape", f"({observation.OBS_SIZE},)"),
         ("Observation Values", f"[0, {top:g}] (default rules; per entry: "
                                "`observation.observation_high(rules)`)"),
@@ -278,14 +280,41 @@ ENV_ARGUMENT_DOCS: dict[str, str] = {
 }
 
 
-def env_arguments() -> str:
-    """The keyword arguments of ``uno_mario_kart_v0.env()``: defaults and allowed values from
-    the code, then every rule option."""
-    from uno_mk_env.engine.rewards import REWARD_MODES
-    from uno_mk_env.envs.aec import RENDER_MODES, GuardedUnoMarioKartEnv, UnoMarioKartEnv
+def _env_parameters() -> dict[str, inspect.Parameter]:
+    """The keyword arguments ``uno_mario_kart_v0.env()`` takes, by name (the raw env's and the
+    guarded env's own)."""
+    from uno_mk_env.envs.aec import GuardedUnoMarioKartEnv, UnoMarioKartEnv
 
     params = dict(inspect.signature(UnoMarioKartEnv.__init__).parameters)
     params.update(inspect.signature(GuardedUnoMarioKartEnv.__init__).parameters)
+    return {n: p for n, p in params.items()
+            if n != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+
+
+#: Width of the generated signature's lines: a code block this wide fits the docs page's
+#: content column at 800 and 1280 px without a scroll bar.
+SIGNATURE_WIDTH = 64
+
+
+def env_signature() -> str:
+    """The call ``uno_mario_kart_v0.env(...)`` with every argument's default, wrapped to
+    :data:`SIGNATURE_WIDTH` columns."""
+    params = _env_parameters()
+    head = "uno_mario_kart_v0.env("
+    call = head + " ".join([*(f"{n}={params[n].default!r}," for n in ENV_ARGUMENT_DOCS),
+                            "**rule_options)"]).replace("'", '"')
+    lines = textwrap.wrap(call, SIGNATURE_WIDTH, subsequent_indent=" " * len(head),
+                          break_long_words=False, break_on_hyphens=False)
+    return "```py\n" + "\n".join(lines) + "\n```"
+
+
+def env_arguments() -> str:
+    """The keyword arguments of ``uno_mario_kart_v0.env()``: its signature, then defaults and
+    allowed values from the code, then every rule option."""
+    from uno_mk_env.engine.rewards import REWARD_MODES
+    from uno_mk_env.envs.screen import RENDER_MODES
+
+    params = _env_parameters()
     low, high = _player_range()
     allowed = {
         "num_players": f"int {low}–{high}",
@@ -295,12 +324,10 @@ def env_arguments() -> str:
         "render_seat": f"`None` / int 0–{high - 1}",
         "illegal_reward": "finite float",
     }
-    names = [n for n, p in params.items()
-             if n != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-    missing = set(names) ^ set(ENV_ARGUMENT_DOCS)
+    missing = set(params) ^ set(ENV_ARGUMENT_DOCS)
     if missing:
         raise KeyError(f"ENV_ARGUMENT_DOCS and the env's arguments differ on {sorted(missing)}")
-    rows = ["| argument | default | allowed | meaning |", "|---|---|---|---|"]
+    rows = [env_signature(), "", "| argument | default | allowed | meaning |", "|---|---|---|---|"]
     for name in ENV_ARGUMENT_DOCS:
         default = f"`{params[name].default!r}`".replace("'", '"')
         rows.append(f"| `{name}` | {default} | {allowed[name]} | {ENV_ARGUMENT_DOCS[name]} |")
