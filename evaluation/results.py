@@ -16,6 +16,8 @@ from typing import Any
 
 from uno_mk_env.rewards import win_reward
 
+from .sprt import Sprt, SprtSpec
+
 __all__ = ["LEADERBOARD_COLUMNS", "GameRecord", "TournamentResult", "leaderboard_legend",
            "wilson_interval"]
 
@@ -214,10 +216,22 @@ class TournamentResult:
                 f"{len(specs)} agent spec(s) for {c['num_players']} seats: the specs were cycled "
                 f"to fill the table, adding {', '.join(added)} (copies of the same agents)"
             )
+        if "sprt" in c:
+            out.append(self.sprt()["summary"])
         for label in c.get("cheating", []):
             out.append(f"{label} cheats (it sees hidden cards): a skill-ceiling reference, "
                        "not a competitor")
         return out
+
+    def sprt(self) -> dict[str, Any]:
+        """The sequential test's outcome (a run with ``sprt``,
+        :func:`uno_mk_env.evaluation.sprt.outcome`) recomputed from the games, with a one-line
+        ``summary``; ``{}`` for a run without one."""
+        if "sprt" not in self.config:
+            return {}
+        test = Sprt(SprtSpec.from_dict(self.config["sprt"]), self.config["num_players"])
+        test.add(self.records)
+        return {**test.outcome(), "summary": test.summary()}
 
     def head_to_head(self) -> dict[str, Any]:
         """``score[a][b]``: share of the games entrants ``a`` and ``b`` played together in which
@@ -240,6 +254,7 @@ class TournamentResult:
             "leaderboard": self.leaderboard(),
             "head_to_head": self.head_to_head(),
             "outcomes": self.outcomes(),
+            **({"sprt": self.sprt()} if "sprt" in self.config else {}),
         }
         if include_games:
             d["games"] = [r.to_dict() for r in self.records]
