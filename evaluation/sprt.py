@@ -245,7 +245,7 @@ class Sprt:
                 "H0": f"H0 accepted (elo <= {self.spec.elo0:g})",
                 None: "inconclusive: the game budget ended before a decision"}[self.decision]
         return (f"SPRT [{self.spec.elo0:g}, {self.spec.elo1:g}] alpha={self.spec.alpha:g} "
-                f"beta={self.spec.beta:g}: {what}; LLR {o['llr']:.2f} in bounds "
+                f"beta={self.spec.beta:g}: {what}; LLR {o['llr']:.2f}, bounds "
                 f"[{o['lower_bound']:.2f}, {o['upper_bound']:.2f}] after {o['games']:,} games "
                 f"({o['deals']:,} deals)")
 
