@@ -24,8 +24,9 @@ The contract
     chunk, which Ray runs again (``max_retries``); the journal counts a chunk once, when its
     result arrives. Agents are built once per Ray worker process and kept for the job's later
     chunks. Model files (``ppo:PATH``) travel through the object store as bytes: a worker
-    writes them into a private folder and builds the agent from there with the same loader
-    (numpy arrays, never a pickle), so the cluster needs no shared filesystem. ``address``:
+    writes them into a private temporary folder, builds the agents from there with the same
+    loader (numpy arrays, never a pickle) and removes the folder, so the cluster needs no
+    shared filesystem. ``address``:
     a cluster (``ray://`` or ``HOST:PORT``), default ``RAY_ADDRESS``, else a Ray started on this
     machine for the run with ``workers`` CPUs (and stopped after it).
 """
@@ -39,6 +40,7 @@ import multiprocessing
 import multiprocessing.spawn
 import os
 import signal
+import socket
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -77,6 +79,9 @@ class BackendError(UnoMkError, RuntimeError):
 
 class Runner(Protocol):
     def play(self, task: GameTask) -> GameRecord: ...
+
+    def build_all(self) -> None:
+        """Builds every entrant's agent now (their model files may be gone later)."""
 
 
 @dataclass(frozen=True)
@@ -304,8 +309,9 @@ def _ray_chunk(job: Job, files: dict[str, bytes], tasks: list[GameTask]) -> list
     runner = _RAY_RUNNERS.get(job.key)
     if runner is None:
         set_thread_policy(1)
-        folder = Path(tempfile.mkdtemp(prefix="uno-mk-models-"))
-        runner = job.make_runner(_local_entrants(job.entrants, files, folder))
+        with tempfile.TemporaryDirectory(prefix="uno-mk-models-") as folder:
+            runner = job.make_runner(_local_entrants(job.entrants, files, Path(folder)))
+            runner.build_all()  # the models are read now: their copies go with the folder
         _RAY_RUNNERS.clear()  # one job's agents at a time per worker process
         _RAY_RUNNERS[job.key] = runner
     return [runner.play(t) for t in tasks]
@@ -334,6 +340,8 @@ def ray_session(address: str | None, workers: int) -> Iterator[Any]:
         yield ray
         return
     where = ray_address(address)
+    if where is not None:
+        _check_reachable(where)
     try:
         if where is None:
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
@@ -348,6 +356,24 @@ def ray_session(address: str | None, workers: int) -> Iterator[Any]:
         yield ray
     finally:
         ray.shutdown()
+
+
+def _check_reachable(address: str) -> None:
+    """A ``HOST:PORT`` address that refuses connections fails at once, in one line (Ray itself
+    retries for a minute or more); ``ray://`` and other forms are left to Ray.
+
+    Raises:
+        BackendError: nothing listens there.
+    """
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "://" in host or not host:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+    except OSError as e:
+        raise BackendError(f"cannot connect to the Ray cluster at {address}: "
+                           f"{e.strerror or e} (start it with ray start --head, or give "
+                           "--address / RAY_ADDRESS of a running one)") from None
 
 
 def play_ray(job: Job, chunks: Iterator[list[GameTask]], workers: int, on_chunk: OnChunk,

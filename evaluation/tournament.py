@@ -245,10 +245,19 @@ class _Runner:
         self.allow_cheating = allow_cheating
         self.agents: dict[int, Agent] = {}
 
+    def _agent(self, e: int) -> Agent:
+        if e not in self.agents:
+            self.agents[e] = build_agent(self.entrants[e][1], seed=0)
+        return self.agents[e]
+
+    def build_all(self) -> None:
+        """Builds every entrant's agent now (a Ray worker removes its model copies after)."""
+        for e in range(len(self.entrants)):
+            self._agent(e)
+
     def play(self, task: GameTask) -> GameRecord:
         for e in task.seats:
-            if e not in self.agents:
-                self.agents[e] = build_agent(self.entrants[e][1], seed=0)
+            self._agent(e)
         return play_game(
             task, [self.agents[e] for e in task.seats], self.rules, self.max_steps,
             labels=[self.entrants[e][0] for e in task.seats], allow_cheating=self.allow_cheating,

@@ -5,12 +5,16 @@ any number of workers."""
 
 from __future__ import annotations
 
+import io
+import json
 import math
 import random
 
 import numpy as np
 import pytest
 
+from uno_mk_env.cli.app import main
+from uno_mk_env.evaluation import protocol
 from uno_mk_env.evaluation.results import GameRecord, wilson_interval
 from uno_mk_env.evaluation.sprt import (
     Sprt,
@@ -180,3 +184,54 @@ def test_a_test_needs_one_table_of_duplicate_deals() -> None:
     with pytest.raises(SprtError, match="duplicate"):
         run_tournament(["strategic", "random"], 2, 40, rules=FAST, duplicate=False,
                        sprt=SprtSpec(0, 20))
+
+
+# ------------------------------------------------------------------------ the commands
+def _cli(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(argv, stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_evaluate_sprt_marks_each_line_decided_early_on_its_games(tmp_path) -> None:
+    code, out, _ = _cli(["evaluate", "strategic", "--players", "2", "4", "--opponents",
+                         "random", "--games", "2000", "--sprt", "0,100", "--out",
+                         str(tmp_path), "--no-progress"])
+    assert code == 0
+    card = json.loads((tmp_path / protocol.CARD_JSON).read_text())
+    for line in card["lines"]:
+        test = line["sprt"]
+        assert test["decision"] == "H1" and test["games"] == line["games"] < 2000
+        assert test["llr"] >= test["upper_bound"]
+    assert any("SPRT" in d for d in card["protocol"]["deviations"])
+    md = (tmp_path / protocol.CARD_MD).read_text()
+    assert md.count("(SPRT H1, decided early") == 2
+    assert protocol.recompute_card(tmp_path) == card  # the decision follows from the records
+
+
+def test_tournament_sprt_prints_the_decision_and_saves_it(tmp_path) -> None:
+    code, out, _ = _cli(["tournament", "--agents", "strategic,random", "--sprt", "0,100",
+                         "--out", str(tmp_path), "--no-plot", "--no-progress"])
+    assert code == 0 and "H1 accepted" in out and "LLR" in out
+    saved = json.loads((tmp_path / "tournament.json").read_text())
+    assert saved["config"]["games"] == 10_000 and saved["sprt"]["games"] < 10_000
+    assert len(saved["games"]) == saved["sprt"]["games"]
+    # a finished test is not an interrupted tournament: the folder takes a new run
+    code, _, err = _cli(["tournament", "--agents", "strategic,random", "--sprt", "0,100",
+                         "--out", str(tmp_path), "--no-plot", "--no-progress"])
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--sprt", "20,0"], "elo0 < elo1"),
+    (["--sprt", "0,20", "--sprt-alpha", "0.6"], "--sprt-alpha must be"),
+    (["--sprt-min-games", "10"], "--sprt-min-games set(s) the sequential test"),
+    (["--sprt", "0,20", "--players", "3"], "as many agents as --players"),
+    (["--sprt", "0,20", "--no-duplicate"], "duplicate-deal pairs"),
+    (["--address", "127.0.0.1:1"], "--backend ray"),
+])
+def test_bad_sprt_and_backend_flags_are_one_line(argv, message, tmp_path) -> None:
+    code, _, err = _cli(["tournament", "--agents", "strategic,random", "--out",
+                         str(tmp_path / "out"), *argv])
+    assert code == 2 and message in err and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()
