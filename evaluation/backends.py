@@ -344,8 +344,9 @@ def ray_session(address: str | None, workers: int) -> Iterator[Any]:
         _check_reachable(where)
     try:
         if where is None:
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
-                     configure_logging=False)
+            # "local": a new Ray for this run, never another user's running on this machine
+            ray.init(address="local", num_cpus=workers, include_dashboard=False,
+                     log_to_driver=False, configure_logging=False)
         else:
             ray.init(address=where, log_to_driver=False, configure_logging=False)
     except (ConnectionError, ValueError, RuntimeError) as e:
