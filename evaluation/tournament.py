@@ -16,7 +16,7 @@ Schedule
     blocks. The schedule is never listed in full (:class:`Schedule` computes game ``i`` from
     its index and iterates lazily), so its size costs no memory; a tournament plays at most
     :data:`MAX_GAMES` games among at most :data:`MAX_ENTRANTS` entrants on at most
-    :data:`MAX_WORKERS` processes, and larger requests are refused before anything is played.
+    :data:`MAX_WORKERS` workers, and larger requests are refused before anything is played.
 
 Seeds
     Every seed is derived from ``(seed, block, purpose, rotation, seat)`` with
@@ -57,7 +57,14 @@ Cheating agents
     before each of its decisions, and the result marks it (``config["cheating"]``,
     :meth:`TournamentResult.notes`).
 
-This module plays (schedule, games, worker processes); the statistics are in
+Backends and early stops
+    The chunks of games are played by a backend (:mod:`~uno_mk_env.evaluation.backends`: this
+    process, a local pool of worker processes, or tasks on a Ray cluster), which owns the
+    worker processes; results do not depend on it. With ``sprt`` the tournament stops as soon
+    as a sequential test of entrant 0 against the others decides
+    (:mod:`~uno_mk_env.evaluation.sprt`).
+
+This module plays (schedule, games); the statistics are in
 :mod:`~uno_mk_env.evaluation.results`, the files and plot in :mod:`~uno_mk_env.evaluation.tables`
 and :mod:`~uno_mk_env.files`. Every public name stays importable from here.
 """
