@@ -50,6 +50,7 @@ from . import (
     evaluate,
     exploit,
     export,
+    ladder,
     models,
     play,
     replay,
@@ -65,7 +66,7 @@ __all__ = ["COMMANDS", "PROG", "CLIError", "build_parser", "main", "print_leader
 
 #: The subcommand modules, in the order ``uno-mk --help`` lists them.
 COMMANDS: tuple[ModuleType, ...] = (
-    play, tournament, replay, evaluate, train, export, exploit, agents, models, rules, demo,
+    play, tournament, ladder, replay, evaluate, train, export, exploit, agents, models, rules, demo,
 )
 
 

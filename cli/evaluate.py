@@ -32,6 +32,7 @@ from typing import Any, TextIO
 
 from uno_mk_env.agents.base import AgentSpecError
 from uno_mk_env.evaluation import protocol
+from uno_mk_env.evaluation.sprt import SprtSpec
 from uno_mk_env.evaluation.tournament import MAX_GAMES, OutputLock, check_output_dir, check_sizes
 
 from .common import (
@@ -43,7 +44,7 @@ from .common import (
     specs,
     write_error,
 )
-from .tournament import PROGRESS_HELP, progress_wanted
+from .tournament import PROGRESS_HELP, add_scale_args, progress_wanted, sprt_spec
 
 EXTRA = "eval"
 
@@ -67,6 +68,7 @@ def add_parser(subparsers: Any) -> None:
                    "(a deviation, recorded in the card)")
     e.add_argument("--workers", type=int, default=1,
                    help="processes (default 1; results do not depend on it)")
+    add_scale_args(e, "the agent against each line's opponents")
     e.add_argument("--out", help="the card's own folder, for the card and its game records "
                    "(default: results/evaluate/<agent>); a folder holding a card is refused "
                    "unless --force")
@@ -97,11 +99,16 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         if n not in protocol.SEEDS:
             raise CLIError(f"bad player count {n}: the protocol has seeds for "
                            f"{min(protocol.SEEDS)} to {max(protocol.SEEDS)} players")
+    if args.address and args.backend != "ray":
+        raise CLIError("--address names a Ray cluster: give it with --backend ray")
+    sprt = sprt_spec(args)
     opponents = specs(args.opponents, "--opponents") if args.opponents else None
     rules = rules_from_args(args.preset, args.rule, args.rounds_to_500)
     if "num_players" in rules:
         raise CLIError("--rule num_players: the player counts are --players")
     require(("scipy",), EXTRA, "uno-mk evaluate")
+    if args.backend == "ray":
+        require(("ray",), "rllib", "uno-mk evaluate --backend ray")
     lines = protocol.plan(args.players, args.games, opponents)
     try:  # a bad or cheating agent is refused before the output place is made
         protocol.check_cheating(args.agent, [line.opponent for line in lines],
@@ -114,7 +121,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if not args.force:
         refuse_an_earlier_card(out_dir)
     with OutputLock(out_dir, "evaluation"):
-        return _evaluate(args, out, rules, opponents, out_dir)
+        return _evaluate(args, out, rules, opponents, out_dir, sprt)
 
 
 def refuse_an_earlier_card(out_dir: Path) -> None:
@@ -132,20 +139,22 @@ def refuse_an_earlier_card(out_dir: Path) -> None:
 
 
 def _evaluate(args: argparse.Namespace, out: TextIO, rules: dict[str, Any],
-              opponents: list[str] | None, out_dir: Path) -> int:
+              opponents: list[str] | None, out_dir: Path, sprt: SprtSpec | None) -> int:
     command = "uno-mk evaluate " + " ".join(shlex.quote(a) for a in _argv(args))
 
     def report(line: protocol.Line, m: dict[str, Any]) -> None:
         w = m["win_rate"]
+        test = f" ({m['sprt']['summary']})" if "sprt" in m else ""
         print(f"{line.num_players} players vs {line.opponent}: win rate {w['value']:.3f} "
-              f"[{w['ci_low']:.3f}, {w['ci_high']:.3f}] over {m['games']:,} games", file=out,
-              flush=True)
+              f"[{w['ci_low']:.3f}, {w['ci_high']:.3f}] over {m['games']:,} games{test}",
+              file=out, flush=True)
 
     try:
         card = protocol.evaluate(
             args.agent, args.players, args.games, opponents, workers=args.workers,
             allow_cheating=args.allow_cheating, out_dir=out_dir, command=command,
-            on_line=report, progress=progress_wanted(args.progress), rules=rules,
+            on_line=report, progress=progress_wanted(args.progress), rules=rules, sprt=sprt,
+            backend=args.backend, address=args.address,
         )
     except AgentSpecError as e:
         raise CLIError(str(e)) from None
@@ -175,6 +184,9 @@ def _argv(args: argparse.Namespace) -> list[str]:
         argv += ["--workers", str(args.workers)]
     if args.allow_cheating:
         argv.append("--allow-cheating")
+    if args.sprt is not None:
+        argv += ["--sprt", args.sprt, "--sprt-alpha", f"{args.sprt_alpha:g}", "--sprt-beta",
+                 f"{args.sprt_beta:g}", "--sprt-min-games", str(args.sprt_min_games)]
     if args.preset is not None:
         argv += ["--preset", args.preset]
     for item in args.rule:

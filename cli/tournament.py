@@ -4,6 +4,12 @@
 
     uno-mk tournament --agents greedy,random --players 4 --games 400 --seed 1 --workers 2
     uno-mk tournament --agents greedy,random --players 4 --games 400 --seed 1 --resume
+    uno-mk tournament --agents ppo:ppo_2p,strategic --sprt 0,20 --backend ray
+
+``--sprt ELO0,ELO1`` stops as soon as a sequential test of the first agent against the second
+decides (``uno_mk_env.evaluation.sprt``; ``--games`` is then the budget, default 10,000).
+``--backend ray`` plays the same chunks as tasks on a Ray cluster (``--address``, default
+``RAY_ADDRESS``, else a Ray started on this machine): the results are the same.
 
 Finished games are journaled in the ``--out`` folder as they complete (``journal.jsonl``); after
 an interruption the same command with ``--resume`` plays only the missing games and writes the
@@ -32,7 +38,9 @@ from uno_mk_env.engine.rules import MAX_PLAYERS, MIN_PLAYERS
 from uno_mk_env.errors import quote
 from uno_mk_env.evaluation.journal import journaled_games, unfinished
 from uno_mk_env.evaluation.progress import INTERVAL
+from uno_mk_env.evaluation.sprt import DEFAULT_MIN_GAMES, SprtError, SprtSpec, parse_bounds
 from uno_mk_env.evaluation.tournament import (
+    BACKENDS,
     DEFAULT_MAX_STEPS,
     FILE_NAMES,
     JOURNAL_FILE,
@@ -84,12 +92,16 @@ def add_parser(subparsers: Any) -> None:
                    help="comma-separated agent specs, e.g. greedy,random,ismcts:200")
     t.add_argument("--players", type=int, help="seats per table, 2-10 "
                    "(default: the number of agents)")
-    t.add_argument("--games", type=int, default=100,
+    t.add_argument("--games", type=int,
                    help=f"games to play, 1 to {MAX_GAMES:,} (rounded up to a multiple of "
-                        "--players; default 100)")
+                        f"--players; default {DEFAULT_GAMES}, with --sprt the most it may use, "
+                        f"default {DEFAULT_SPRT_GAMES:,})")
     t.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     t.add_argument("--workers", type=int, default=1,
-                   help=f"processes, 1 to {MAX_WORKERS} (default 1)")
+                   help=f"processes, 1 to {MAX_WORKERS} (default 1); with --backend ray, "
+                        "Ray tasks in flight (times 4)")
+    add_scale_args(t, "the first agent against the second (give two agents at 2 players, "
+                      "or as many as --players)")
     t.add_argument("--out", help="directory for the result files and the journal of finished "
                    "games (default: results/<players>p_<agents>_seed<seed>); one run at a time")
     t.add_argument("--resume", action="store_true",
@@ -117,6 +129,56 @@ def add_parser(subparsers: Any) -> None:
     add_rule_args(t)
 
 
+#: Games of a tournament without ``--games``; with ``--sprt``, the budget of the test.
+DEFAULT_GAMES = 100
+DEFAULT_SPRT_GAMES = 10_000
+
+
+def add_scale_args(p: argparse.ArgumentParser, tested: str) -> None:
+    """``--backend``, ``--address`` and the sequential test's flags (``--sprt`` tests
+    ``tested``), shared by ``tournament`` and ``evaluate``."""
+    p.add_argument("--backend", choices=BACKENDS, default="local",
+                   help="where the games are played: local processes (default) or tasks on a "
+                        "Ray cluster (needs the rllib extra); the results are the same")
+    p.add_argument("--address", help="the Ray cluster to join with --backend ray (default: "
+                   "RAY_ADDRESS, else a Ray started on this machine for the run)")
+    p.add_argument("--sprt", metavar="ELO0,ELO1",
+                   help=f"stop as soon as a sequential probability ratio test of {tested} "
+                        "decides between H0 elo<=ELO0 and H1 elo>=ELO1 (logistic Elo, on "
+                        "duplicate-deal pairs as fishtest's pentanomial model), e.g. 0,20")
+    p.add_argument("--sprt-alpha", type=float, default=0.05,
+                   help="--sprt: chance of accepting H1 when elo=ELO0 (default 0.05)")
+    p.add_argument("--sprt-beta", type=float, default=0.05,
+                   help="--sprt: chance of accepting H0 when elo=ELO1 (default 0.05)")
+    p.add_argument("--sprt-min-games", type=int, default=DEFAULT_MIN_GAMES,
+                   help=f"--sprt: games before the test may stop (default {DEFAULT_MIN_GAMES})")
+
+
+def sprt_spec(args: argparse.Namespace) -> SprtSpec | None:
+    """The test of ``--sprt`` and its options, or ``None``.
+
+    Raises:
+        CLIError: a bad value, one line naming the flag.
+    """
+    if args.sprt is None:
+        given = [f for f, v, d in (("--sprt-alpha", args.sprt_alpha, 0.05),
+                                   ("--sprt-beta", args.sprt_beta, 0.05),
+                                   ("--sprt-min-games", args.sprt_min_games, DEFAULT_MIN_GAMES))
+                 if v != d]
+        if given:
+            raise CLIError(f"{', '.join(given)} set(s) the sequential test of --sprt, which is "
+                           "not given")
+        return None
+    try:
+        elo0, elo1 = parse_bounds(args.sprt)
+        return SprtSpec(elo0, elo1, args.sprt_alpha, args.sprt_beta, args.sprt_min_games)
+    except SprtError as e:
+        message = str(e)
+        for name in ("alpha", "beta", "min_games"):
+            message = message.replace(f"SPRT {name}", f"--sprt-{name.replace('_', '-')}")
+        raise CLIError(message) from None
+
+
 def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.resume and args.restart:
         raise CLIError("--resume finishes the tournament in --out and --restart discards it: "
@@ -128,6 +190,16 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         raise CLIError(f"--max-steps must be at least 1, got {args.max_steps}")
     if args.seed < 0:
         raise CLIError(f"--seed must be a non-negative int, got {args.seed}")
+    sprt = sprt_spec(args)
+    if sprt is not None and len(agent_specs) != n:
+        raise CLIError(f"--sprt tests the first agent against the others at one table: give as "
+                       f"many agents as --players ({n}), got {len(agent_specs)}")
+    if sprt is not None and args.no_duplicate:
+        raise CLIError("--sprt counts duplicate-deal pairs: it cannot run with --no-duplicate")
+    if args.address and args.backend != "ray":
+        raise CLIError("--address names a Ray cluster: give it with --backend ray")
+    if args.games is None:
+        args.games = DEFAULT_SPRT_GAMES if sprt is not None else DEFAULT_GAMES
     try:  # sizes beyond their bounds, before anything is built or played
         check_sizes(args.games, args.workers, args.replays,
                     len(entrant_labels(agent_specs, n)),
@@ -136,6 +208,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     except ValueError as e:
         raise CLIError(str(e)) from None
     require(NEEDS, EXTRA, "uno-mk tournament")
+    if args.backend == "ray":
+        require(("ray",), "rllib", "uno-mk tournament --backend ray")
     check_agents(agent_specs, args.allow_cheating)
     rules.pop("num_players", None)
     out_dir = Path(args.out) if args.out else Path("results") / run_name(
@@ -155,6 +229,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 progress=progress_wanted(args.progress), max_steps=args.max_steps,
                 allow_cheating=args.allow_cheating,
                 replays=args.replays, journal=journal, resume=args.resume,
+                sprt=sprt, backend=args.backend, address=args.address,
             )
             print_leaderboard(result, out)
             paths = save(result, out_dir, plot=not args.no_plot, out=out)

@@ -240,6 +240,17 @@ def journaled_games(path: str | Path) -> tuple[int, int] | None:
     return games, cast(int, total)  # an int: checked above
 
 
+def _sequential(path: str | Path) -> bool:
+    """Whether the journal's tournament is a sequential test (its config has ``sprt``)."""
+    try:
+        with Path(path).open("rb") as f:
+            header = _parse(f.readline(MAX_HEADER + 1), str(path), 1, MAX_HEADER)
+    except (OSError, JournalError):
+        return False
+    config = header.get("config") if isinstance(header, dict) else None
+    return isinstance(config, dict) and "sprt" in config
+
+
 def unfinished(path: str | Path, results: str | Path | None = None) -> str | None:
     """What the journal at ``path`` holds when it is the work of an interrupted run (``"13 of
     36 games"``), else ``None``: no file there, or a journal holding every game of its
@@ -251,6 +262,8 @@ def unfinished(path: str | Path, results: str | Path | None = None) -> str | Non
     if counts is None:
         return "a file that is not a readable tournament journal"
     games, total = counts
+    if results is not None and Path(results).exists() and _sequential(path):
+        return None  # a sequential test (SPRT) stops before its budget, its results saved
     if games < total:
         return f"{games:,} of {total:,} games"
     if results is not None and not Path(results).exists():

@@ -52,6 +52,7 @@ from uno_mk_env.files import atomic_write_text, read_json
 
 from .match import admit
 from .ratings import Z95
+from .sprt import SprtSpec
 from .tournament import (
     DEFAULT_MAX_STEPS,
     GameRecord,
@@ -250,17 +251,21 @@ def plan(
 def run_line(
     agent: str, line: Line, workers: int = 1, allow_cheating: bool = False,
     progress: bool = False, rules: Mapping[str, Any] | None = None,
-    progress_label: str | None = None,
+    progress_label: str | None = None, sprt: SprtSpec | None = None, backend: str = "local",
+    address: str | None = None,
 ) -> TournamentResult:
     """Plays one line: ``agent`` (entrant 0) against ``num_players - 1`` copies of the
     opponent (``rules``: rule options instead of the default rules, a deviation), reporting
-    its progress as ``progress_label`` (default: the line's name)."""
+    its progress as ``progress_label`` (default: the line's name); with ``sprt`` the line
+    stops as soon as that test of the agent against the opponents decides (a deviation); on
+    ``backend`` (:mod:`~uno_mk_env.evaluation.backends`)."""
     specs = [resolve_spec(agent)] + [resolve_spec(line.opponent)] * (line.num_players - 1)
     return run_tournament(
         specs, line.num_players, line.games, seed=line.seed, rules=rules or None,
         duplicate=True,
         workers=workers, progress=progress, max_steps=DEFAULT_MAX_STEPS,
         allow_cheating=allow_cheating, progress_label=progress_label or line.name,
+        sprt=sprt, backend=backend, address=address,
     )
 
 
@@ -290,8 +295,17 @@ def evaluate(
     on_line: Callable[[Line, dict[str, Any]], None] | None = None,
     progress: bool = False,
     rules: Mapping[str, Any] | None = None,
+    sprt: SprtSpec | None = None,
+    backend: str = "local",
+    address: str | None = None,
 ) -> dict[str, Any]:
     """Runs the protocol for ``agent`` and returns its card (a JSON-safe dict).
+
+    ``sprt``: each line stops as soon as this sequential test of the agent against the
+    line's opponents decides (:mod:`~uno_mk_env.evaluation.sprt`; a deviation, recorded in
+    the card with each line's decision and the games it used). ``backend`` and ``address``:
+    where the games are played (:func:`~uno_mk_env.evaluation.tournament.run_tournament`);
+    the card does not depend on it.
 
     ``rules``: rule options (:class:`~uno_mk_env.Rules` fields, ``num_players`` excepted)
     instead of the default rules; a deviation from the protocol, recorded in the card with
@@ -321,7 +335,8 @@ def evaluate(
         Rules(num_players=n, **rules)  # every line's rules exist, before anything is played
     lines = plan(player_counts, games, opponents)
     cheats = check_cheating(agent, [line.opponent for line in lines], allow_cheating)
-    card = _card_header(agent, player_counts, games, opponents, workers, cheats, command, rules)
+    card = _card_header(agent, player_counts, games, opponents, workers, cheats, command, rules,
+                        sprt)
     out = Path(out_dir) if out_dir is not None else None
     if out is not None:
         _remove(out / STAGING)  # a killed run's
@@ -330,8 +345,11 @@ def evaluate(
     try:
         for number, line in enumerate(lines, 1):
             result = run_line(agent, line, workers, allow_cheating, progress, rules,
-                              f"line {number}/{len(lines)}, {line.name}")
+                              f"line {number}/{len(lines)}, {line.name}", sprt, backend,
+                              address)
             metrics = line_metrics(result.records)
+            if sprt is not None:
+                metrics["sprt"] = result.sprt()
             card["lines"].append(_line_entry(line, metrics))
             if out is not None:
                 atomic_write_text(out / STAGING / "games" / f"{line.name}.json",
@@ -382,6 +400,7 @@ def publish(staging: Path, out: Path) -> None:
 def _card_header(
     agent: str, player_counts: Sequence[int], games: int, opponents: Sequence[str] | None,
     workers: int, cheats: bool, command: str | None, rules: Mapping[str, Any],
+    sprt: SprtSpec | None = None,
 ) -> dict[str, Any]:
     return {
         "card": "uno-mk-env benchmark card",
@@ -393,7 +412,8 @@ def _card_header(
             "player_counts": list(player_counts), "games_per_line": games,
             "search_opponents": list(SEARCH_OPPONENTS), "search_line_games": SEARCH_LINE_GAMES,
             "duplicate_deals": True, "seat_rotation": True, "max_steps": DEFAULT_MAX_STEPS,
-            "deviations": deviations(player_counts, games, opponents, rules),
+            "deviations": deviations(player_counts, games, opponents, rules, sprt),
+            **({"sprt": sprt.to_dict()} if sprt is not None else {}),
         },
         "package_version": PACKAGE_VERSION,
         "python": platform.python_version(),
@@ -411,7 +431,7 @@ def _card_header(
 
 
 def deviations(player_counts: Sequence[int], games: int, opponents: Sequence[str] | None,
-               rules: Mapping[str, Any]) -> list[str]:
+               rules: Mapping[str, Any], sprt: SprtSpec | None = None) -> list[str]:
     """How an evaluation departs from the protocol, one English phrase per difference (the
     card's ``protocol.deviations``), e.g. ``"played at 2 players only (the protocol also plays
     4)"``; empty for the protocol itself."""
@@ -433,6 +453,10 @@ def deviations(player_counts: Sequence[int], games: int, opponents: Sequence[str
         out.append(f"{which} {and_list(opponents)} (the protocol plays {and_list(whole)})")
     if rules:
         out.append(f"under the rules {rules_text(rules)} (the protocol plays the default rules)")
+    if sprt is not None:
+        out.append(f"each line stopped by an SPRT of elo0={sprt.elo0:g} against "
+                   f"elo1={sprt.elo1:g} (alpha={sprt.alpha:g}, beta={sprt.beta:g}, at least "
+                   f"{sprt.min_games:,} games) once it decided (the protocol plays every game)")
     return out
 
 
@@ -471,6 +495,8 @@ def recompute_card(out_dir: str | Path) -> dict[str, Any]:
         data = read_json(out / "games" / f"{entry['name']}.json")
         records = [GameRecord.from_dict(r) for r in data["games"]]
         entry.update(json.loads(json.dumps(line_metrics(records))))
+        if "sprt" in entry:
+            entry["sprt"] = json.loads(json.dumps(TournamentResult.from_dict(data).sprt()))
     return card
 
 
@@ -488,6 +514,15 @@ def write_card(card: Mapping[str, Any], out_dir: str | Path) -> dict[str, Path]:
 def _fmt(stat: Mapping[str, float], digits: int = 3) -> str:
     return (f"{stat['value']:.{digits}f} [{stat['ci_low']:.{digits}f}, "
             f"{stat['ci_high']:.{digits}f}]")
+
+
+def _games(entry: Mapping[str, Any]) -> str:
+    """A line's games, with the sequential test's decision when it ran one."""
+    test = entry.get("sprt")
+    if not test:
+        return f"{entry['games']:,}"
+    early = "decided early" if test["decision"] != "inconclusive" else "undecided"
+    return f"{entry['games']:,} (SPRT {test['decision']}, {early}, LLR {test['llr']:.2f})"
 
 
 def card_markdown(card: Mapping[str, Any]) -> str:
@@ -530,11 +565,15 @@ def card_markdown(card: Mapping[str, Any]) -> str:
         ]
         for e in rows:
             lines.append(
-                f"| `{e['opponent']}` | {e['games']:,} | {_fmt(e['win_rate'])} | "
+                f"| `{e['opponent']}` | {_games(e)} | {_fmt(e['win_rate'])} | "
                 f"{_fmt(e['mean_place'], 2)} | {_fmt(e['points_per_round'], 1)} | "
                 f"{_fmt(e['ahead'])} |"
             )
         lines.append("")
+    if p.get("sprt"):
+        lines += ["Games: a line marked SPRT was decided early by the sequential test (H1: the "
+                  "agent is at least elo1 better than the opponent; H0: at most elo0; "
+                  "inconclusive: it used every game), on the games shown.", ""]
     lines += [
         "Win rate: 95% Wilson interval. Mean place (1 = winner), points scored per round and "
         "the share of opponents the agent placed ahead of (ties half): 95% normal intervals, "

@@ -18,6 +18,7 @@ from uno_mk_env.engine.rewards import win_reward
 from uno_mk_env.files import atomic_save
 
 from .ratings import rating_rows
+from .sprt import Sprt, SprtSpec
 from .tables import figure, save_result
 
 __all__ = ["LEADERBOARD_COLUMNS", "GameRecord", "TournamentResult", "leaderboard_legend",
@@ -217,10 +218,22 @@ class TournamentResult:
                 f"{len(specs)} agent spec(s) for {c['num_players']} seats: the specs were cycled "
                 f"to fill the table, adding {', '.join(added)} (copies of the same agents)"
             )
+        if "sprt" in c:
+            out.append(self.sprt()["summary"])
         for label in c.get("cheating", []):
             out.append(f"{label} cheats (it sees hidden cards): a skill-ceiling reference, "
                        "not a competitor")
         return out
+
+    def sprt(self) -> dict[str, Any]:
+        """The sequential test's outcome (a run with ``sprt``,
+        :func:`uno_mk_env.evaluation.sprt.outcome`) recomputed from the games, with a one-line
+        ``summary``; ``{}`` for a run without one."""
+        if "sprt" not in self.config:
+            return {}
+        test = Sprt(SprtSpec.from_dict(self.config["sprt"]), self.config["num_players"])
+        test.add(self.records)
+        return {**test.outcome(), "summary": test.summary()}
 
     def head_to_head(self) -> dict[str, Any]:
         """``score[a][b]``: share of the games entrants ``a`` and ``b`` played together in which
@@ -243,6 +256,7 @@ class TournamentResult:
             "leaderboard": self.leaderboard(),
             "head_to_head": self.head_to_head(),
             "outcomes": self.outcomes(),
+            **({"sprt": self.sprt()} if "sprt" in self.config else {}),
         }
         if include_games:
             d["games"] = [r.to_dict() for r in self.records]

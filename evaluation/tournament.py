@@ -16,7 +16,7 @@ Schedule
     blocks. The schedule is never listed in full (:class:`Schedule` computes game ``i`` from
     its index and iterates lazily), so its size costs no memory; a tournament plays at most
     :data:`MAX_GAMES` games among at most :data:`MAX_ENTRANTS` entrants on at most
-    :data:`MAX_WORKERS` processes, and larger requests are refused before anything is played.
+    :data:`MAX_WORKERS` workers, and larger requests are refused before anything is played.
 
 Seeds
     Every seed is derived from ``(seed, block, purpose, rotation, seat)`` with
@@ -57,7 +57,14 @@ Cheating agents
     before each of its decisions, and the result marks it (``config["cheating"]``,
     :meth:`TournamentResult.notes`).
 
-This module plays (schedule, games, worker processes); the statistics are in
+Backends and early stops
+    The chunks of games are played by a backend (:mod:`~uno_mk_env.evaluation.backends`: this
+    process, a local pool of worker processes, or tasks on a Ray cluster), which owns the
+    worker processes; results do not depend on it. With ``sprt`` the tournament stops as soon
+    as a sequential test of entrant 0 against the others decides
+    (:mod:`~uno_mk_env.evaluation.sprt`).
+
+This module plays (schedule, games); the statistics are in
 :mod:`~uno_mk_env.evaluation.results`, the files and plot in :mod:`~uno_mk_env.evaluation.tables`
 and :mod:`~uno_mk_env.files`. Every public name stays importable from here.
 """
@@ -65,18 +72,11 @@ and :mod:`~uno_mk_env.files`. Every public name stays importable from here.
 from __future__ import annotations
 
 import contextlib
-import ctypes
+import functools
 import itertools
-import multiprocessing
-import multiprocessing.spawn
-import os
-import signal
-import sys
 import tempfile  # noqa: F401  (``tournament.tempfile``: kept for callers that patch it)
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -91,11 +91,10 @@ from uno_mk_env.agents.base import (
     build_agent,
     discover_agents,
 )
-from uno_mk_env.agents.threads import set_thread_policy
 from uno_mk_env.engine.rewards import places
-from uno_mk_env.errors import UnoMkError
 from uno_mk_env.files import OutputLock, OutputPathError
 
+from .backends import BACKENDS, BackendError, Job, check_workers_can_start, play_chunks
 from .journal import JOURNAL_FILE, JournalError, JournalWriter, read_journal
 from .match import admit, cheating_refusal, make_rules, play_match
 from .progress import Progress
@@ -108,11 +107,12 @@ from .results import (
     wilson_interval,
 )
 from .scheduling import GameTask, Schedule, schedule
+from .sprt import Sprt, SprtError, SprtSpec
 from .tables import FILE_NAMES, REPLAYS_FILE
 
 __all__ = [
     "DEFAULT_MAX_STEPS", "FILE_NAMES", "JOURNAL_FILE", "LEADERBOARD_COLUMNS", "MAX_ENTRANTS",
-    "MAX_GAMES", "REPLAYS_FILE",
+    "MAX_GAMES", "REPLAYS_FILE", "BACKENDS", "SprtSpec",
     "MAX_REPLAYS", "MAX_WORKERS", "AgentError", "AgentSpecError", "GameRecord", "GameTask",
     "JournalError", "OutputLock", "OutputPathError", "Schedule", "TournamentError",
     "TournamentResult", "build_agent", "check_output_dir", "check_sizes", "cheating_refusal",
@@ -133,11 +133,9 @@ MAX_WORKERS = 256
 MAX_REPLAYS = MAX_REPLAY_GAMES
 
 
-class TournamentError(UnoMkError, RuntimeError):
-    """The tournament could not finish: a worker process died or could not start (one line);
-    the command line exits with 1 for it."""
-
-    exit_code = 1
+#: The tournament could not finish: a worker process died or could not start, or the backend
+#: is out of reach (one line; exit code 1). Raised by :mod:`~uno_mk_env.evaluation.backends`.
+TournamentError = BackendError
 
 
 def check_output_dir(path: str | Path, file_names: Iterable[str] | None = None) -> Path:
@@ -221,136 +219,34 @@ def play_game(
 
 class _Runner:
     """Plays tasks in one process; builds each entrant's agent on first use and keeps it (one
-    per entrant and process, reset before every game)."""
+    per entrant and process, reset before every game). A backend builds one per worker
+    process (:class:`~uno_mk_env.evaluation.backends.Job`), calling it with the entrants."""
 
-    def __init__(self, entrants: Sequence[tuple[str, str]], rules: Rules, max_steps: int,
-                 allow_cheating: bool = False):
+    def __init__(self, rules: dict[str, Any], max_steps: int, allow_cheating: bool,
+                 entrants: Sequence[tuple[str, str]]):
         self.entrants = list(entrants)
-        self.rules = rules
+        self.rules = Rules(**rules)
         self.max_steps = max_steps
         self.allow_cheating = allow_cheating
         self.agents: dict[int, Agent] = {}
 
+    def _agent(self, e: int) -> Agent:
+        if e not in self.agents:
+            self.agents[e] = build_agent(self.entrants[e][1], seed=0)
+        return self.agents[e]
+
+    def build_all(self) -> None:
+        """Builds every entrant's agent now (a Ray worker removes its model copies after)."""
+        for e in range(len(self.entrants)):
+            self._agent(e)
+
     def play(self, task: GameTask) -> GameRecord:
         for e in task.seats:
-            if e not in self.agents:
-                self.agents[e] = build_agent(self.entrants[e][1], seed=0)
+            self._agent(e)
         return play_game(
             task, [self.agents[e] for e in task.seats], self.rules, self.max_steps,
             labels=[self.entrants[e][0] for e in task.seats], allow_cheating=self.allow_cheating,
         )
-
-
-#: The runner of a worker process, made once by :func:`_init_worker` (so a model is loaded once
-#: per worker, not once per chunk of games).
-_WORKER_RUNNER: _Runner | None = None
-_PR_SET_PDEATHSIG = 1
-
-
-def _init_worker(
-    entrants: list[tuple[str, str]], rules: dict, max_steps: int, parent: int,
-    allow_cheating: bool = False,
-) -> None:
-    """Initializer of a worker process of the main process ``parent`` (a pid):
-    :func:`_worker_signals`, one thread per pool
-    (:func:`~uno_mk_env.agents.threads.set_thread_policy`), then the process's runner."""
-    global _WORKER_RUNNER
-    _worker_signals(parent)
-    set_thread_policy(1)  # parallel work is the workers': one thread each, sleeping when idle
-    _WORKER_RUNNER = _Runner(entrants, Rules(**rules), max_steps, allow_cheating)
-
-
-def _worker_signals(parent: int) -> None:
-    """Ctrl-C ignored and SIGTERM the default action in a worker (a forked worker inherits the
-    main process's handlers; the main process ends the workers itself); on Linux, a SIGTERM
-    when the main process dies, so that no worker outlives it."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM))
-            if os.getppid() != parent:  # it died before prctl: nobody to work for
-                os._exit(0)
-
-
-def _play_chunk(tasks: list[GameTask]) -> list[GameRecord]:
-    if _WORKER_RUNNER is None:
-        raise RuntimeError("_play_chunk runs in a worker started with _init_worker")
-    return [_WORKER_RUNNER.play(t) for t in tasks]
-
-
-def _check_workers_can_start(method: str, workers: int) -> None:
-    """A spawned worker re-imports the main script (``__main__``) before it does anything; when
-    that script is not a file (read from standard input, say) every worker would die at once.
-
-    Raises:
-        TournamentError: naming the script and what to do instead.
-    """
-    if method == "fork":
-        return
-    main_path = multiprocessing.spawn.get_preparation_data("check").get("init_main_from_path")
-    if main_path is not None and not os.path.isfile(main_path):
-        name = getattr(sys.modules.get("__main__"), "__file__", main_path)
-        raise TournamentError(
-            f"workers={workers} cannot start: worker processes are started with {method!r} "
-            f"(torch is loaded) and re-import the main script, which is {name!r}, not a file; "
-            "run the script from a file (its entry point under if __name__ == '__main__':) or "
-            "use workers=1"
-        )
-
-
-def _worker_death(processes: Sequence[Any], method: str) -> str:
-    """One line about the worker process that died (its exit code or signal)."""
-    ended = [(p.pid, p.exitcode) for p in processes if p.exitcode is not None]
-    # The pool terminates (SIGTERM) the other workers after the first one dies.
-    culprits = [e for e in ended if e[1] != -signal.SIGTERM] or ended
-    if culprits:
-        pid, code = culprits[0]
-        if code < 0:
-            try:
-                how = f"killed by {signal.Signals(-code).name}"
-            except ValueError:
-                how = f"killed by signal {-code}"
-        else:
-            how = f"exit code {code}"
-        what = f"pid {pid}, {how}"
-    else:
-        what = "exit status unknown"
-    hint = ""
-    if method != "fork":
-        hint = (f"; with the {method!r} start method each worker re-imports the main script, "
-                "so a script must run its tournament under if __name__ == '__main__':")
-    return f"a worker process died ({what}); the tournament stopped without results{hint}"
-
-
-def _end_workers(executor: ProcessPoolExecutor, processes: Sequence[Any]) -> None:
-    """Ends a pool after an error or an interruption: the workers are terminated (they may be in
-    the middle of a chunk), the pool notices it and fails its pending chunks (futures are not
-    cancelled from here: the pool's thread owns them until then), then its thread is joined."""
-    for p in processes:
-        if p.exitcode is None:
-            with contextlib.suppress(Exception):
-                p.terminate()
-    for p in processes:
-        with contextlib.suppress(Exception):
-            p.join(5)
-            if p.exitcode is None:
-                p.kill()
-                p.join(1)
-    executor.shutdown(wait=True, cancel_futures=True)
-
-
-def _start_method() -> str:
-    """``fork`` where it exists (fast, and scripts need no ``__main__`` guard), except once torch
-    is loaded: forking a process whose torch thread pools are running can deadlock, so then a
-    clean ``spawn`` interpreter per worker (which does need the guard in scripts)."""
-    methods = multiprocessing.get_all_start_methods()
-    return "fork" if "fork" in methods and "torch" not in sys.modules else "spawn"
-
-
-#: Chunks in flight per worker process: enough to keep every worker busy, few enough that the
-#: tasks and results waiting in the pool stay small whatever the schedule's size.
-_CHUNKS_PER_WORKER = 4
 
 
 def chunk_size(games: int, workers: int) -> int:
@@ -363,57 +259,6 @@ def _chunks(items: Iterable[GameTask], size: int) -> Iterator[list[GameTask]]:
     it = iter(items)
     while chunk := list(itertools.islice(it, size)):
         yield chunk
-
-
-def _play_in_workers(
-    chunks: Iterator[list[GameTask]], num_chunks: int, entrants: list[tuple[str, str]],
-    rules: Rules, max_steps: int, workers: int, on_chunk: Callable[[list[GameRecord]], None],
-    allow_cheating: bool = False,
-) -> None:
-    """Plays ``chunks`` (``num_chunks`` of them, submitted as workers free up, never all at
-    once) on a pool of worker processes, handing each chunk's records to ``on_chunk`` as it
-    completes.
-
-    A worker that dies (killed, out of memory, unable to start) ends the tournament with a
-    :class:`TournamentError` as soon as the pool notices it; an agent's error in a worker is
-    raised here as it was raised there; either way, and on an interruption, the workers are
-    ended before this returns.
-    """
-    method = _start_method()
-    _check_workers_can_start(method, workers)
-    executor = ProcessPoolExecutor(
-        min(workers, num_chunks), mp_context=multiprocessing.get_context(method),
-        initializer=_init_worker, initargs=(entrants, rules.to_dict(), max_steps, os.getpid(),
-                                               allow_cheating),
-    )
-    pending: set[Future] = set()
-    processes: list[Any] = []
-    ended = False
-
-    def collect() -> None:
-        nonlocal pending
-        done, pending = wait(pending, return_when=FIRST_COMPLETED)
-        for future in done:
-            on_chunk(future.result())  # raises a worker's exception
-
-    try:
-        for chunk in chunks:
-            pending.add(executor.submit(_play_chunk, chunk))
-            # The pool starts its processes on submission; keep them to report or end them.
-            processes = list((getattr(executor, "_processes", None) or {}).values()) or processes
-            if len(pending) >= _CHUNKS_PER_WORKER * workers:
-                collect()
-        while pending:
-            collect()
-        executor.shutdown(wait=True)
-        ended = True
-    except BrokenProcessPool:
-        _end_workers(executor, processes)
-        ended = True
-        raise TournamentError(_worker_death(processes, method)) from None
-    finally:
-        if not ended:
-            _end_workers(executor, processes)
 
 
 # ---------------------------------------------------------------------------------- entry
@@ -432,6 +277,9 @@ def run_tournament(
     journal: str | Path | None = None,
     resume: bool = False,
     progress_label: str = "tournament",
+    sprt: SprtSpec | None = None,
+    backend: str = "local",
+    address: str | None = None,
 ) -> TournamentResult:
     """Plays a seeded tournament (see the module docstring).
 
@@ -440,8 +288,9 @@ def run_tournament(
             separate entrants (at most :data:`MAX_ENTRANTS`).
         num_players: seats per table (2-10).
         games: games to play (1 to :data:`MAX_GAMES`), rounded up to a multiple of
-            ``num_players``.
-        seed: non-negative root seed; the same seed gives identical results for any ``workers``.
+            ``num_players``; with ``sprt``, the most games the test may use.
+        seed: non-negative root seed; the same seed gives identical results for any ``workers``
+            and either backend.
         rules: rule options (``uno_mk_env.engine.rules.OPTIONS`` names) or a ``Rules``;
             ``{"match": "target_score"}`` plays full games to 500.
         duplicate: replay each deal once per seat rotation.
@@ -461,14 +310,22 @@ def run_tournament(
         resume: continue the tournament of ``journal``: its games are checked and kept, the
             others played; the result equals an uninterrupted run's.
         progress_label: what the progress lines call this tournament.
+        sprt: stop as soon as a sequential test of entrant 0 against the others decides
+            (:mod:`~uno_mk_env.evaluation.sprt`; one table: as many entrants as seats, and
+            duplicate deals); the result keeps the games of the deals it counted and its
+            outcome (``config["sprt"]``, :func:`~uno_mk_env.evaluation.sprt.outcome`).
+        backend: where the games are played (:data:`BACKENDS`,
+            :mod:`~uno_mk_env.evaluation.backends`): ``"local"`` processes or ``"ray"`` tasks.
+        address: the Ray cluster (``backend="ray"``; default ``RAY_ADDRESS``, else a local Ray).
 
     Raises:
         AgentSpecError: an agent spec cannot be built, or cheats without ``allow_cheating``.
             RulesError: a bad rule option or player
             count. ValueError: bad ``games``/``seed``/``workers``/``replays`` or a size beyond
-            its bound. AgentError: an agent failed. JournalError: ``resume`` without a journal
-            of this tournament, or an altered one. TournamentError: a worker process died or
-            could not start (``workers > 1``; the other workers are ended first).
+            its bound. SprtError: an ``sprt`` the tournament cannot test. AgentError: an agent
+            failed. JournalError: ``resume`` without a journal of this tournament, or an
+            altered one. TournamentError: a worker process died or could not start, or Ray
+            cannot be reached (the other workers are ended first).
     """
     rules_obj = make_rules(rules, num_players)
     for name, value, low in (("max_steps", max_steps, 1), ("seed", seed, 0)):
@@ -476,14 +333,16 @@ def run_tournament(
             raise ValueError(f"{name} must be an int ≥ {low}, got {value!r}")
     if resume and journal is None:
         raise ValueError("resume=True needs the journal to resume from")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     entrants = entrant_labels(agent_specs, num_players)
     check_sizes(games, workers, replays, len(entrants))
-    if workers > 1 and getattr(multiprocessing.current_process(), "_inheriting", False):
-        # A spawned worker re-importing a script that starts a tournament when imported.
-        raise TournamentError(
-            f"workers={workers}: this process is a worker re-importing the main script, which "
-            "starts a tournament when imported; put that under if __name__ == '__main__':"
-        )
+    if sprt is not None and (len(agent_specs) != num_players or not duplicate):
+        raise SprtError(f"an SPRT tests entrant 0 against the others at one table of duplicate "
+                        f"deals: give as many agents as seats ({num_players}), got "
+                        f"{len(agent_specs)}{'' if duplicate else ' without duplicate deals'}")
+    if backend == "local":
+        check_workers_can_start(workers)
     cheating = set()
     for spec in dict.fromkeys(spec for _, spec in entrants):
         # fail fast, in this process, with a one-line reason
@@ -504,17 +363,26 @@ def run_tournament(
         "env_version": ENV_VERSION,
         "allow_cheating": allow_cheating,
         "cheating": [label for label, spec in entrants if spec in cheating],
+        **({"sprt": sprt.to_dict()} if sprt is not None else {}),
     }
     records: list[GameRecord] = []
     keep = None
     if resume and journal is not None:
         records, keep = read_journal(journal, config, tasks.__getitem__, len(tasks))
+    test = Sprt(sprt, num_players) if sprt is not None else None
+    job = Job(entrants, functools.partial(_Runner, rules_obj.to_dict(), max_steps,
+                                          allow_cheating))
     start = time.perf_counter()
     with contextlib.ExitStack() as stack:
         writer = (stack.enter_context(JournalWriter(journal, config, keep))
                   if journal is not None else None)
-        _play(tasks, records, entrants, rules_obj, max_steps, workers, allow_cheating,
-              writer, progress, progress_label)
+        _play(tasks, records, job, workers, writer, test,
+              Progress(len(tasks), len(records), progress_label)
+              if progress and len(records) < len(tasks) else None,
+              lambda chunks, on_chunk: play_chunks(backend, job, chunks, workers, on_chunk,
+                                                   address))
+    if test is not None:  # the deals the test counted, whatever else was in flight
+        records = [r for r in records if r.index < test.games]
     records.sort(key=lambda r: r.index)
     elapsed = time.perf_counter() - start
     recorded = None
@@ -530,35 +398,30 @@ def run_tournament(
 
 
 def _play(
-    tasks: Schedule, records: list[GameRecord], entrants: list[tuple[str, str]], rules: Rules,
-    max_steps: int, workers: int, allow_cheating: bool, writer: JournalWriter | None,
-    progress: bool, progress_label: str = "tournament",
+    tasks: Schedule, records: list[GameRecord], job: Job, workers: int,
+    writer: JournalWriter | None, test: Sprt | None, bar: Progress | None,
+    run: Callable[[Iterator[list[GameTask]], Callable[[list[GameRecord]], bool]], None],
 ) -> None:
-    """Plays the games of ``tasks`` not yet in ``records`` (a resumed run's), chunk by chunk,
-    appending their records to ``records`` and to the journal (``writer``)."""
+    """Plays the games of ``tasks`` not yet in ``records`` (a resumed run's) with ``run`` (a
+    backend), chunk by chunk, appending their records to ``records`` and to the journal
+    (``writer``), until the sequential ``test`` (if any) decides."""
     done = {r.index for r in records}
     todo = len(tasks) - len(done)
-    bar = Progress(len(tasks), len(done), progress_label) if progress and todo else None
+    if test is not None and test.add(records):
+        todo = 0
 
-    def on_chunk(chunk: list[GameRecord]) -> None:
+    def on_chunk(chunk: list[GameRecord]) -> bool:
         records.extend(chunk)
         if writer is not None:
             writer.append(chunk)
         if bar is not None:
             bar.update(len(chunk))
+        return test is not None and test.add(chunk)
 
     size = chunk_size(todo, workers)
-    chunks = _chunks((t for t in tasks if t.index not in done), size)
     try:
-        if todo == 0:
-            return
-        if workers == 1:
-            runner = _Runner(entrants, rules, max_steps, allow_cheating)
-            for chunk in chunks:
-                on_chunk([runner.play(task) for task in chunk])
-        else:
-            _play_in_workers(chunks, -(-todo // size), entrants, rules, max_steps, workers,
-                             on_chunk, allow_cheating)
+        if todo:
+            run(_chunks((t for t in tasks if t.index not in done), size), on_chunk)
     finally:
         if bar is not None:
             bar.close()

@@ -5,6 +5,7 @@ Plackett–Luce ratings), the leaderboard's order, legend and notes, cheating ag
 from __future__ import annotations
 
 import csv
+import functools
 import itertools
 import json
 import os
@@ -12,6 +13,7 @@ import os
 import numpy as np
 import pytest
 
+import uno_mk_env.evaluation.backends as backends
 import uno_mk_env.evaluation.tournament as tournament
 from uno_mk_env import Game, Rules, RulesError
 from uno_mk_env.agents import Agent, RandomAgent, make_agent
@@ -451,14 +453,15 @@ def test_a_worker_builds_each_agent_once_not_once_per_chunk(monkeypatch) -> None
         return real(spec, seed)
 
     monkeypatch.setattr(tournament, "build_agent", counting)
-    monkeypatch.setattr(tournament, "_worker_signals", lambda parent: None)  # not this process
-    monkeypatch.setattr(tournament, "_WORKER_RUNNER", None)
+    monkeypatch.setattr(backends, "_worker_signals", lambda parent: None)  # not this process
+    monkeypatch.setattr(backends, "_WORKER_RUNNER", None)
     entrants = entrant_labels(["greedy", "random"], 2)
     tasks = schedule(2, 2, 8, seed=0)
-    tournament._init_worker(entrants, Rules(num_players=2, **FAST_RANDOM).to_dict(), 500,
-                            os.getpid())
+    job = backends.Job(entrants, functools.partial(
+        tournament._Runner, Rules(num_players=2, **FAST_RANDOM).to_dict(), 500, False))
+    backends._init_worker(job, os.getpid())
     for chunk in (tasks[:2], tasks[2:5], tasks[5:]):
-        assert [r.index for r in tournament._play_chunk(chunk)] == [t.index for t in chunk]
+        assert [r.index for r in backends._play_chunk(chunk)] == [t.index for t in chunk]
     assert sorted(built) == ["greedy", "random"]
 
 
