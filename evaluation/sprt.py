@@ -40,14 +40,25 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from uno_mk_env.errors import UnoMkError, quote
 
-if TYPE_CHECKING:  # the records' type only: results imports this module
-    from .results import GameRecord
+
+class GameRecord(Protocol):
+    """What the test reads of a game's record (:class:`~uno_mk_env.evaluation.results.GameRecord`,
+    which imports this module)."""
+
+    @property
+    def index(self) -> int: ...
+    @property
+    def deal(self) -> int: ...
+    @property
+    def seats(self) -> tuple[int, ...]: ...
+    @property
+    def places(self) -> tuple[int, ...]: ...
 
 __all__ = ["DEFAULT_MIN_GAMES", "Sprt", "SprtError", "SprtSpec", "deal_score", "elo_to_score",
            "llr", "outcome", "parse_bounds", "score_units", "simulate"]
