@@ -10,23 +10,28 @@ finish` does the same once more after the last update.
 
 from __future__ import annotations
 
+import copy
 import shutil
 import time
 from pathlib import Path
 from typing import Any
 
+import torch
 from stable_baselines3.common.callbacks import BaseCallback
 
-from uno_mk_env.seeding import derive_seed
+from uno_mk_env.seeding import Stream, derive_seed
 
-from .args import specs
+from .args import ints, specs
 from .curves import eval_line, evaluate, plot_curve, selection_score, write_eval_csv
+from .divergence import NonFinite, check_finite
+from .policies import SB3Clonable
+
+#: Rows of the latest rollout the divergence check runs the policy on.
+CHECK_ROWS = 512
 
 
 def eval_tables(args: Any) -> list[int]:
     """Table sizes of the periodic evaluation (``--eval-players``, else ``--num-players``)."""
-    from .args import ints
-
     return ints(args.eval_players) or [args.num_players]
 
 
@@ -65,6 +70,10 @@ class EvalAndSelfPlay(BaseCallback):
         self.best: dict[str, Any] | None = None
         self.n_snapshots = 0
         self.timed_out = False
+        #: ``{"reason", "at_timesteps", "kept_timesteps"}`` once the weights became non-finite
+        self.diverged: dict[str, Any] | None = None
+        self.good: dict[str, Any] | None = None
+        self.good_steps = 0
 
     # ------------------------------------------------------------------ SB3 hooks
     def _on_training_start(self) -> None:
@@ -77,9 +86,12 @@ class EvalAndSelfPlay(BaseCallback):
             self.evaluate(a.eval_games)
 
     def _on_rollout_start(self) -> None:
-        self.periodic()
+        if self.keep_finite():
+            self.periodic()
 
     def _on_step(self) -> bool:
+        if self.diverged is not None:  # stop the rollout: learn() ends there
+            return False
         minutes = self.args.max_minutes
         if minutes > 0 and time.time() - self.start_time > 60 * minutes:
             self.timed_out = True
@@ -87,6 +99,30 @@ class EvalAndSelfPlay(BaseCallback):
         return True
 
     # ------------------------------------------------------------------ work
+    def keep_finite(self) -> bool:
+        """After an update: keeps the policy's weights as the last finite ones and returns
+        True, or, when they (or its outputs on the latest rollout) are not finite, puts the
+        last finite ones back, records :attr:`diverged` and returns False."""
+        if self.diverged is not None:
+            return False
+        model: Any = self.model  # sb3-contrib's MaskablePPO
+        policy, now, buffer = model.policy, model.num_timesteps, model.rollout_buffer
+        obs = torch.as_tensor(buffer.observations.reshape(-1, buffer.obs_shape[0])[:CHECK_ROWS])
+        masks = torch.as_tensor(buffer.action_masks.reshape(-1, buffer.mask_dims)[:CHECK_ROWS]
+                                > 0)
+        try:
+            with torch.no_grad():
+                log_p, values = SB3Clonable(policy).log_probs_and_values(obs, masks)
+            check_finite(policy.parameters(), log_p[masks], values, "after the update")
+        except NonFinite as e:
+            if self.good is not None:
+                policy.load_state_dict(self.good)
+            self.diverged = {"reason": str(e), "at_timesteps": now,
+                             "kept_timesteps": self.good_steps}
+            return False
+        self.good, self.good_steps = copy.deepcopy(policy.state_dict()), now
+        return True
+
     def periodic(self) -> None:
         """What is due at the current step count: evaluation, checkpoint, snapshot."""
         a, now = self.args, self.model.num_timesteps
@@ -122,7 +158,7 @@ class EvalAndSelfPlay(BaseCallback):
         final = int(tag == "final_eval")
         for i, opponent in enumerate(specs(a.eval_opponents)):
             for n in eval_tables(a):
-                key = (1000, i, final) + (() if n == a.num_players else (n,))
+                key = (Stream.EVALUATION, i, final) + (() if n == a.num_players else (n,))
                 r = evaluate(str(path), opponent, n, games, seed=derive_seed(a.seed, *key))
                 r.update(timesteps=now, kind=tag, wall_s=round(time.time() - self.start_time, 1))
                 del r["result"]
@@ -159,7 +195,7 @@ class EvalAndSelfPlay(BaseCallback):
     def add(self, path: str) -> None:
         """Adds the model file ``path`` to every env's league."""
         self.n_snapshots += 1
-        sizes = self.vec_env.env_method("add_snapshot", path,
-                                        derive_seed(self.args.seed, 2000, self.n_snapshots))
+        sizes = self.vec_env.env_method("add_snapshot", path, derive_seed(
+            self.args.seed, Stream.SNAPSHOT, self.n_snapshots))
         if getattr(self, "model", None) is not None:  # not yet set when resuming
             self.logger.record("self_play/snapshots", sizes[0])

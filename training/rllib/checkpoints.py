@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from uno_mk_env.agents.ppo import load_policy, write_policy
 from uno_mk_env.files import read_json
 
 from ..args import TrainingError
@@ -40,8 +41,6 @@ def export_module(state: dict[str, Any], activation: str, destination: str | Pat
     """Writes the actor of a :class:`MaskedActorCritic` state dict as the project's policy
     ``.npz`` (:func:`uno_mk_env.agents.ppo.write_policy`): its input scale, hidden layers and
     logits layer; the agent ``ppo:PATH`` plays it with numpy alone."""
-    from uno_mk_env.agents.ppo import write_policy
-
     return write_policy(actor_layers(state), activation, destination,
                         scale=np.asarray(state["scale"], np.float32),
                         provenance={"trainer": "ray-rllib", **(provenance or {})})
@@ -112,7 +111,6 @@ def restored_weights_match(state: dict[str, Any], policy: Path) -> bool | None:
     ``policy.npz``); ``None`` when there is no such file."""
     if not policy.is_file():
         return None
-    from uno_mk_env.agents.ppo import load_policy
 
     actor, _ = load_policy(policy)
     mine = actor_layers(state)
