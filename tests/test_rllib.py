@@ -389,6 +389,30 @@ def test_smoke_trains_on_a_local_ray_and_the_policy_plays_without_ray(
 
 
 @needs_ray
+def test_a_diverging_run_stops_with_one_line_and_keeps_the_last_finite_policy(
+        tmp_path: Path, ray_env: dict[str, str]) -> None:
+    """As the other backends: the first non-finite loss or weights end the run, exit code 1,
+    one line; summary.json says ``diverged`` and final.npz holds the last finite weights."""
+    runs = tmp_path / "runs"
+    out = subprocess.run([sys.executable, "-m", "uno_mk_env.training.rllib", "--num-players",
+                          "2", "--total-timesteps", "1500", "--league-size", "0",
+                          "--opponents", "greedy", "--opponent-prob", "0.5", "--runs-dir",
+                          str(runs), "--num-cpus", "2", "--learning-rate", "1e30",
+                          "--grad-clip", "1e30", "--no-progress", *TINY],
+                         env=ray_env, cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 1, out.stderr[-3000:]
+    errors = [line for line in out.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and "training diverged" in errors[0], out.stderr[-3000:]
+    (run_dir,) = runs.iterdir()
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["stopped_by"] == "diverged" and summary["complete"] is False
+    assert summary["timesteps"] == summary["diverged"]["kept_timesteps"]
+    actor, _ = load_policy(run_dir / "final.npz")
+    assert all(np.isfinite(w).all() and np.isfinite(b).all() for w, b in actor.layers)
+
+
+@needs_ray
 def test_resume_continues_from_a_checkpoint(tmp_path: Path, ray_env: dict[str, str]) -> None:
     runs = tmp_path / "runs"
     # --max-minutes ends the first run after its first iteration (one 500-step batch)
