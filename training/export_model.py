@@ -101,7 +101,7 @@ def export(checkpoints: Sequence[str], out: str, games: Sequence[int], seed: int
         TrainingError: no run directory, or a selection on the reporting seed.
         OutputPathError: ``out``'s folder cannot be written.
     """
-    from .policies import load_model
+    from .policies import load_model  # stable-baselines3 (the train extra)
 
     sources = [resolve_model_path(c) for c in checkpoints]
     chain = config_chain(run_dir_of(sources[0]))

@@ -1,4 +1,12 @@
-"""A lean single-file PPO for UNO Mario Kart, CleanRL style, on the batched vector env.
+"""A lean PPO for UNO Mario Kart, CleanRL style, on the batched vector env.
+
+This module reads top-down as CleanRL's ``ppo.py``: the arguments (:class:`Args`), their
+checks, then :func:`train`: behaviour cloning (:mod:`~uno_mk_env.training.behaviour_cloning`),
+the PPO loop (:func:`_learn`), the final evaluation and the outputs. Beside it, one idea each:
+the network (:mod:`~uno_mk_env.training.network`), one PPO iteration, rollout and update
+(:mod:`~uno_mk_env.training.ppo_update`), the rollouts' worker processes
+(:mod:`~uno_mk_env.training.rollouts`) and the run folder (:mod:`~uno_mk_env.training.
+fast_run`).
 
 ::
 

@@ -83,7 +83,7 @@ from .curves import EVAL_COLUMNS, read_eval_csv
 from .divergence import NonFinite
 from .envs import Tables, make_training_env, table_sizes
 from .outputs import new_run_dir, save_model, write_json
-from .provenance import shipped_paths, source_commit, versions, zip_target
+from .provenance import ship, shipped_paths, source_commit, versions, zip_target
 from .resume import config_chain, resume_source, run_dir_of
 from .summary import print_summary
 
@@ -431,7 +431,6 @@ def _train(args: Args, invocation: str | None, start_steps: int, target: Path | 
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     from .callbacks import EvalAndSelfPlay
-    from .provenance import ship
 
     run_name, run_dir = new_run_dir(args)
 
