@@ -110,6 +110,7 @@ def train_sb3(argv: Sequence[str], out: TextIO) -> int:
     every few seconds replaces it there."""
     from uno_mk_env.agents.threads import set_thread_policy
     from uno_mk_env.training import train_ppo
+    from uno_mk_env.training.progress import process_start
 
     argv = list(argv)
     try:
@@ -123,7 +124,8 @@ def train_sb3(argv: Sequence[str], out: TextIO) -> int:
     with _run_errors():
         if options.resume:
             options = train_ppo.inherit_resume_args(options, given)
-        summary = train_ppo.train(options, invocation=" ".join([SB3_PROG, *argv]))
+        summary = train_ppo.train(options, invocation=" ".join([SB3_PROG, *argv]),
+                                  started=process_start())
     return _summary(summary, out)
 
 

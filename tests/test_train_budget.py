@@ -94,3 +94,23 @@ def test_training_sets_the_thread_policy_before_torch_loads(tmp_path: Path) -> N
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.splitlines()[-1].split() == ["PASSIVE", "1", "1"]
+
+
+def test_the_sb3_backend_keeps_the_same_budget(tmp_path: Path) -> None:
+    """sb3's ``--max-minutes`` bounds its whole run too: cloning sized to the budget, PPO
+    stopped, the final evaluation cut to what fits (here from the default 4,000 games)."""
+    from uno_mk_env.training import train_ppo
+
+    args = train_ppo.Args(num_players=2, total_timesteps=10**6, n_envs=1, vec_env="dummy",
+                          n_steps=256, batch_size=128, n_epochs=1, net_arch="32",
+                          opponents="greedy", opponent_weights="", eval_opponents="greedy",
+                          eval_every=0, eval_games=4, bc_teacher="greedy", bc_steps=100_000,
+                          max_minutes=0.2, runs_dir=str(tmp_path / "runs"), progress=False)
+    t0 = time.monotonic()
+    summary = train_ppo.train(args)
+    wall = time.monotonic() - t0
+    assert wall <= 0.2 * 60 + 60, wall
+    config = json.loads((Path(summary["run_dir"]) / "config.json").read_text())
+    assert summary["stopped_by"] == "max_minutes" and summary["complete"] is False
+    assert 0 < config["behaviour_cloning"]["samples"] < 100_000
+    assert 2 <= summary["final_eval"][0]["games"] < 4000

@@ -181,6 +181,10 @@ class PPOArgs(TrainArgs):
     """gradient clipping norm"""
     target_kl: float = 0.0
     """stop an update's epochs early when the approximate KL exceeds this (0: never)"""
+    max_minutes: float = 0.0
+    """the whole command's time in minutes (fractions allowed): behaviour cloning, the
+    evaluations, PPO, the final evaluation and the outputs are sized to end within it (10 %, or
+    a minute); 0: no limit. A run stopped so is marked incomplete ("complete": false)"""
 
 
 #: The per-opponent size of an automatic final evaluation (``--final-eval-games 0``): one game

@@ -25,6 +25,7 @@ from .args import ints, specs
 from .curves import eval_line, evaluate, plot_curve, selection_score, write_eval_csv
 from .divergence import NonFinite, check_finite
 from .policies import SB3Clonable
+from .progress import Budget
 
 #: Rows of the latest rollout the divergence check runs the policy on.
 CHECK_ROWS = 512
@@ -49,18 +50,24 @@ class EvalAndSelfPlay(BaseCallback):
         run_dir: the run directory.
         eval_rows: the curve so far (rows of a resumed run's past included); appended to.
         vec_env: the vectorised training env (for ``add_snapshot``).
-        start_time: ``time.time()`` at the start of training (``wall_s`` of the rows, and the
-            ``--max-minutes`` safety net).
+        budget: the ``--max-minutes`` budget of the whole command: training stops when the
+            next update, the final evaluation (at the speed measured so far) and the outputs
+            would not fit in the time left.
+        start_time: ``time.time()`` at the start of training (``wall_s`` of the rows).
     """
 
     def __init__(self, args: Any, run_dir: Path, eval_rows: list[dict[str, Any]], vec_env: Any,
-                 start_time: float) -> None:
+                 start_time: float, budget: Budget | None = None) -> None:
         super().__init__()
         self.args = args
         self.run_dir = run_dir
         self.eval_rows = eval_rows
         self.vec_env = vec_env
         self.start_time = start_time
+        self.budget = budget if budget is not None else Budget(args.max_minutes)
+        self.game_seconds = 0.0  # measured seconds per evaluation game
+        self.update_seconds = 0.0  # the last update's (from the end of a rollout to the next)
+        self._rollout_end = 0.0
         self.start_steps = 0
         self.next_eval = 0
         self.next_snapshot = 0
@@ -86,17 +93,42 @@ class EvalAndSelfPlay(BaseCallback):
             self.evaluate(a.eval_games)
 
     def _on_rollout_start(self) -> None:
+        if self._rollout_end:
+            self.update_seconds = time.monotonic() - self._rollout_end
         if self.keep_finite():
             self.periodic()
+
+    def _on_rollout_end(self) -> None:
+        self._rollout_end = time.monotonic()
 
     def _on_step(self) -> bool:
         if self.diverged is not None:  # stop the rollout: learn() ends there
             return False
-        minutes = self.args.max_minutes
-        if minutes > 0 and time.time() - self.start_time > 60 * minutes:
+        if self.budget.left() < self.update_seconds + self.final_reserve():
             self.timed_out = True
             return False
         return True
+
+    def final_reserve(self) -> float:
+        """Seconds kept at the end of the budget: the final evaluation at the speed measured
+        (at most :data:`Budget.EVAL_SHARE` of the budget) and the outputs."""
+        evaluation = self.eval_seconds(self.args.final_eval_games)
+        return self.budget.write_seconds() + min(evaluation,
+                                                 Budget.EVAL_SHARE * self.budget.seconds)
+
+    def eval_seconds(self, games: int) -> float:
+        """The measured time of an evaluation of ``games`` per opponent and table size."""
+        return self.game_seconds * games * len(specs(self.args.eval_opponents)) * len(
+            eval_tables(self.args))
+
+    def final_games(self) -> int:
+        """Games per opponent and table size of the final evaluation: ``--final-eval-games``,
+        or what fits in the time left (at least one per seat)."""
+        fit = self.budget.left() - self.budget.write_seconds()
+        if self.game_seconds <= 0 or self.eval_seconds(self.args.final_eval_games) <= fit:
+            return int(self.args.final_eval_games)
+        per_game = self.eval_seconds(1)
+        return max(self.args.num_players, min(self.args.final_eval_games, int(fit / per_game)))
 
     # ------------------------------------------------------------------ work
     def keep_finite(self) -> bool:
@@ -168,6 +200,7 @@ class EvalAndSelfPlay(BaseCallback):
                 self.logger.record(f"{tag}/win_ci_low_vs_{name}", r["ci_low"])
                 self.logger.record(f"{tag}/win_ci_high_vs_{name}", r["ci_high"])
         self.logger.dump(now)
+        self.game_seconds = (time.time() - started) / max(sum(r["games"] for r in rows), 1)
         print(eval_line(tag, now, rows, time.time() - started), flush=True)
         self.eval_rows.extend(rows)
         write_eval_csv(self.eval_rows, self.run_dir / "eval.csv")

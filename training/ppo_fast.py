@@ -156,10 +156,6 @@ class Args(PPOArgs):
     training steps, at least 100 and at most 4000, and at most 1000 when --max-minutes is set
     (a timed run ends within a minute of its budget)"""
     checkpoint_every: int = 0
-    max_minutes: float = 0.0
-    """the whole command's time in minutes (fractions allowed): behaviour cloning, the
-    evaluations, PPO, the final evaluation and the outputs are sized to end within it (10 %, or
-    a minute); 0: no limit. A run stopped so is marked incomplete ("complete": false)"""
 
 
 

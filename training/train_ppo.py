@@ -21,10 +21,12 @@ cloning (:mod:`uno_mk_env.training.behaviour_cloning`).
 (rounded up to whole rollouts of ``--n-envs`` x ``--n-steps``; the rounded count is what
 ``config.json`` records), and the learning-rate schedule runs over exactly that length; the same
 command on the same commit gives bit-identical weights (one env process, ``--torch-threads 1``).
-``--max-minutes`` is only a safety net: a run it stops is marked incomplete (``"complete":
-false``). ``config.json`` records the arguments as they ran (those a resume inherits included),
-the command that reproduces them, the git commit (and whether the tree was dirty), the
-versions, the seeds and, on ``--resume``, the SHA-256 of the checkpoint it started from.
+``--max-minutes`` bounds the whole command (behaviour cloning, the evaluations, PPO, the final
+evaluation and the outputs, :class:`~uno_mk_env.training.progress.Budget`): a run it stops is
+marked incomplete (``"complete": false``). ``config.json`` records the arguments as they ran
+(those a resume inherits included), the command that reproduces them, the git commit (and
+whether the tree was dirty), the versions, the seeds and, on ``--resume``, the SHA-256 of the
+checkpoint it started from.
 
 Every ``--eval-every`` steps the policy plays a duplicate-deal tournament
 (:func:`uno_mk_env.training.curves.evaluate`) against each agent of ``--eval-opponents`` at
@@ -83,6 +85,7 @@ from .curves import EVAL_COLUMNS, read_eval_csv
 from .divergence import NonFinite
 from .envs import Tables, make_training_env, table_sizes
 from .outputs import new_run_dir, save_model, write_json
+from .progress import Budget, process_start
 from .provenance import ship, shipped_paths, source_commit, versions, zip_target
 from .resume import config_chain, resume_source, run_dir_of
 from .summary import print_summary
@@ -344,13 +347,16 @@ def last_logged(progress_csv: Path, key: str) -> float | None:
 
 
 # ------------------------------------------------------------------------------------ train
-def train(args: Args, invocation: str | None = None) -> dict[str, Any]:
+def train(args: Args, invocation: str | None = None,
+          started: float | None = None) -> dict[str, Any]:
     """Trains, evaluates and saves (see the module docstring).
 
     Args:
         args: the arguments (after :func:`inherit_resume_args` for a resume from the command
             line).
         invocation: the command as typed, recorded next to the reproducing ``command``.
+        started: when the command began on the ``time.monotonic()`` clock (default: now):
+            the start of the ``--max-minutes`` budget.
 
     Returns:
         The run's summary: ``run_dir``, ``timesteps``, ``complete`` (False when
@@ -363,6 +369,7 @@ def train(args: Args, invocation: str | None = None) -> dict[str, Any]:
         TrainingError: a refused request (one line; nothing is created).
         OutputPathError: an output place that cannot be written.
     """
+    budget = Budget(args.max_minutes, start=started)
     check_args(args)
     # Everything that can be refused is checked before a run folder is made.
     start_steps = 0
@@ -377,7 +384,7 @@ def train(args: Args, invocation: str | None = None) -> dict[str, Any]:
         check_output_dir(target.parent, [p.name for p in shipped_paths(target)])
     check_output_dir(args.runs_dir, [])
     return _train(args, invocation, start_steps, target,
-                  resume_path if args.resume else None)
+                  resume_path if args.resume else None, budget)
 
 
 def _model(args: Args, vec_env: Any, hyper: dict[str, Any], resume_path: Path | None
@@ -403,8 +410,8 @@ def _model(args: Args, vec_env: Any, hyper: dict[str, Any], resume_path: Path | 
     return model, eval_rows, old_run
 
 
-def _warm_start(model: Any, args: Args, run_dir: Path, config: dict[str, Any]
-                ) -> dict[str, Any] | None:
+def _warm_start(model: Any, args: Args, run_dir: Path, config: dict[str, Any],
+                budget: Budget) -> dict[str, Any] | None:
     """Behaviour cloning of ``--bc-teacher`` (reported in ``config.json``); ``None``, or how
     it diverged (the policy's weights before it are put back)."""
     from .policies import SB3Clonable  # stable-baselines3 (the train extra)
@@ -412,7 +419,9 @@ def _warm_start(model: Any, args: Args, run_dir: Path, config: dict[str, Any]
     before = copy.deepcopy(model.policy.state_dict())
     t0 = time.time()
     try:
-        bc = behaviour_cloning(SB3Clonable(model.policy), Tables.of(args), Cloning.of(args))
+        bc = behaviour_cloning(SB3Clonable(model.policy), Tables.of(args), Cloning.of(args),
+                               collect_until=budget.at(Budget.BC_COLLECT_SHARE),
+                               train_until=budget.at(Budget.BC_SHARE))
     except NonFinite as e:
         model.policy.load_state_dict(before)
         return {"reason": str(e), "at_timesteps": 0, "kept_timesteps": 0}
@@ -424,7 +433,7 @@ def _warm_start(model: Any, args: Args, run_dir: Path, config: dict[str, Any]
 
 
 def _train(args: Args, invocation: str | None, start_steps: int, target: Path | None,
-           resume_path: Path | None) -> dict[str, Any]:
+           resume_path: Path | None, budget: Budget) -> dict[str, Any]:
     # torch and stable-baselines3 (the train extra) load here, after the thread policy is set
     import torch
     from stable_baselines3.common.logger import configure
@@ -482,9 +491,9 @@ def _train(args: Args, invocation: str | None, start_steps: int, target: Path | 
     diverged: dict[str, Any] | None = None
     # --bc-steps 0: no cloning (behaviour cloning never runs on a resume either)
     if args.bc_teacher and args.bc_steps > 0 and resume_path is None:
-        diverged = _warm_start(model, args, run_dir, config)
+        diverged = _warm_start(model, args, run_dir, config, budget)
     start = time.time()
-    callback = EvalAndSelfPlay(args, run_dir, eval_rows, vec_env, start)
+    callback = EvalAndSelfPlay(args, run_dir, eval_rows, vec_env, start, budget)
     if args.checkpoint_every > 0:
         (run_dir / "checkpoints").mkdir(exist_ok=True)
         write_json(run_dir / "checkpoints" / "config.json", config)
@@ -510,7 +519,7 @@ def _train(args: Args, invocation: str | None, start_steps: int, target: Path | 
     save_model(model, run_dir / "final.zip")
     export_policy(run_dir / "final.zip", run_dir / "final.npz", provenance={
         "run_dir": str(run_dir), "timesteps": int(model.num_timesteps)})
-    final = [] if diverged else callback.evaluate(args.final_eval_games, tag="final_eval")
+    final = [] if diverged else callback.evaluate(callback.final_games(), tag="final_eval")
     vec_env.close()
     summary: dict[str, Any] = {
         "run_dir": str(run_dir), "timesteps": model.num_timesteps, "complete": complete,
@@ -552,13 +561,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m uno_mk_env.training.train_ppo``: 0 when trained, 2 with a one-line error when
     the request is refused (a bad value, a missing checkpoint, nothing left to train, a changed
     hyperparameter on ``--resume``, an output place that cannot be written)."""
+    started = process_start()
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
     set_thread_policy(args.torch_threads)  # before torch is imported
     try:
         if args.resume:
             args = inherit_resume_args(args, given_fields(argv))
-        summary = train(args, invocation=" ".join([PROG, *argv]))
+        summary = train(args, invocation=" ".join([PROG, *argv]), started=started)
     except OutputPathError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
