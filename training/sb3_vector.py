@@ -30,10 +30,10 @@ class SB3VectorEnv(VecEnv):
     "add_snapshot", path, seed)`` adds a snapshot to ``league`` (if given)."""
 
     def __init__(self, venv: UnoMarioKartVectorEnv, league: VectorLeague | None = None) -> None:
+        self.venv = venv  # first: VecEnv's __init__ reads render_mode through get_attr
+        self.league = league
         super().__init__(venv.num_envs, venv.single_observation_space,
                          venv.single_action_space)
-        self.venv = venv
-        self.league = league
         self._actions: np.ndarray | None = None
 
     def reset(self) -> np.ndarray:
