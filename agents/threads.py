@@ -1,10 +1,14 @@
-"""The thread policy of a process that plays or trains agents (:func:`set_thread_policy`).
+"""The thread policy of a process that plays or trains agents (:func:`set_thread_policy`), the
+one home for it: tournament and evaluation workers, training's env workers and the learner of
+every training backend call it (the learner before torch is imported, and again after, for
+torch's intra-op threads).
 
 OpenMP (torch) and BLAS (numpy) start one thread per core by default, and OpenMP's idle threads
 spin-wait. A process that is one of several workers on a shared machine then competes with the
-others for every core: on two loaded cores the PPO update took 15.7 s with torch's default two
-threads against 1.58 s with one (docs/training.md). The agents here are small networks and
-tree searches, fastest on one thread per process; parallel work comes from worker processes.
+others for every core: on two cores loaded by other work (load 11-12), the fast backend's PPO
+update took 37-44 s with torch's default policy against 1.9-2.4 s with idle threads sleeping
+(docs/training.md, "Budgets and threads"). The agents here are small networks and tree
+searches, fastest on one thread per process; parallel work comes from worker processes.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ def set_thread_policy(threads: int = 1) -> None:
     for name in THREAD_VARIABLES:
         os.environ.setdefault(name, str(threads))
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    with contextlib.suppress(ImportError):
+    with contextlib.suppress(ImportError):  # threadpoolctl: the train extra, optional here
         from threadpoolctl import threadpool_limits
 
         threadpool_limits(limits=threads)

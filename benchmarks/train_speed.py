@@ -116,9 +116,10 @@ def sb3_vector(steps: int, seed: int) -> tuple[float, float]:
     import torch
 
     from uno_mk_env.training import train_ppo as T
+    from uno_mk_env.training.envs import Tables
     from uno_mk_env.training.ppo_fast import Args as FastArgs
-    from uno_mk_env.training.ppo_fast import _env_view
-    from uno_mk_env.training.vector_envs import SB3VectorEnv, make_vector_training_env
+    from uno_mk_env.training.sb3_vector import SB3VectorEnv
+    from uno_mk_env.training.vector_envs import make_vector_training_env
 
     args = dataclasses.replace(T.Args(), num_players=2, seed=seed, n_envs=64, n_steps=32,
                                progress=False)
@@ -126,7 +127,7 @@ def sb3_vector(steps: int, seed: int) -> tuple[float, float]:
     torch.set_num_threads(1)
     torch.distributions.Distribution.set_default_validate_args(False)
     fast = dataclasses.replace(FastArgs(), seed=seed, **FAST_AS_MEASURED)
-    vector, league = make_vector_training_env(_env_view(fast), args.n_envs)
+    vector, league = make_vector_training_env(Tables.of(fast), args.n_envs)
     venv = SB3VectorEnv(vector, league)
     venv.seed(seed)
     venv.env_method("add_snapshot", SNAPSHOT, 1)
@@ -143,25 +144,29 @@ def fast(steps: int, seed: int, workers: int = 2) -> tuple[float, float]:
     import torch
 
     from uno_mk_env.training import ppo_fast as F
+    from uno_mk_env.training.args import layer_sizes
+    from uno_mk_env.training.envs import Tables
+    from uno_mk_env.training.network import ActorCritic
+    from uno_mk_env.training.ppo_update import collect, optimizer, update
     from uno_mk_env.training.rollouts import ProcessRollouts, TableRollouts
 
     args = dataclasses.replace(F.Args(), seed=seed, env_workers=workers, **FAST_AS_MEASURED)
     torch.manual_seed(seed)
     torch.set_num_threads(args.torch_threads)
-    tables: Any = (ProcessRollouts(F._env_view(args), args.n_envs, workers) if workers
-                   else TableRollouts(F._env_view(args), args.n_envs))
+    tables: Any = (ProcessRollouts(Tables.of(args), args.n_envs, workers) if workers
+                   else TableRollouts(Tables.of(args), args.n_envs))
     pids = [p.pid for p in getattr(tables, "_procs", [])]
     tables.league.add(SNAPSHOT, 1)  # (waits until the workers are up)
-    agent = F.make_agent(args)
-    opt = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
+    agent = ActorCritic(layer_sizes(args), args.activation)
+    opt = optimizer(agent, args.learning_rate)
     rng = np.random.default_rng(seed)
     stats: dict[str, list[float]] = {"return": [], "length": [], "place": []}
     t, c = time.perf_counter(), cpu_seconds(pids)
     tables.reset(seed)
     for _ in range(max(1, steps // (args.n_envs * args.n_steps))):
-        buf = F.collect(agent, tables, args, stats)
+        buf = collect(agent, tables, args, stats)
         adv, returns = buf.advantages(args.gamma, args.gae_lambda)
-        F.update(agent, opt, buf, adv, returns, args, rng)
+        update(agent, opt, buf, adv, returns, args, rng)
     seconds, cpu = time.perf_counter() - t, cpu_seconds(pids) - c
     tables.close()
     return seconds, cpu

@@ -108,8 +108,9 @@ def train_sb3(argv: Sequence[str], out: TextIO) -> int:
     ``runs/<run>/final.npz``). stable-baselines3's progress bar is off by default when stderr
     is not a terminal (a log file would get a carriage-return line per update); a progress line
     every few seconds replaces it there."""
+    from uno_mk_env.agents.threads import set_thread_policy
     from uno_mk_env.training import train_ppo
-    from uno_mk_env.training.args import quiet_threads
+    from uno_mk_env.training.progress import process_start
 
     argv = list(argv)
     try:
@@ -119,11 +120,12 @@ def train_sb3(argv: Sequence[str], out: TextIO) -> int:
     given = train_ppo.given_fields(argv)
     if "progress" not in given and not sys.stderr.isatty():
         options = dataclasses.replace(options, progress=False)
-    quiet_threads(options.torch_threads)
+    set_thread_policy(options.torch_threads)  # before torch is imported
     with _run_errors():
         if options.resume:
             options = train_ppo.inherit_resume_args(options, given)
-        summary = train_ppo.train(options, invocation=" ".join([SB3_PROG, *argv]))
+        summary = train_ppo.train(options, invocation=" ".join([SB3_PROG, *argv]),
+                                  started=process_start())
     return _summary(summary, out)
 
 
@@ -144,7 +146,8 @@ def train_fast(argv: Sequence[str], out: TextIO) -> int:
     reward or ``--resume`` is refused in one line naming ``--backend sb3``. Progress lines
     (rate and time left) come every few seconds, on a terminal or in a log."""
     from uno_mk_env.training import ppo_fast
-    from uno_mk_env.training.args import parse, quiet_threads
+    from uno_mk_env.training.args import parse
+    from uno_mk_env.training.progress import process_start
 
     argv = list(argv)
     if not any(a in ("-h", "--help") for a in argv):
@@ -157,9 +160,9 @@ def train_fast(argv: Sequence[str], out: TextIO) -> int:
         options = parse(ppo_fast.Args, argv, PROG, ppo_fast.DESCRIPTION)
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else 0
-    quiet_threads(options.torch_threads)  # before torch is imported
-    with _run_errors():
-        summary = ppo_fast.train(options, invocation=" ".join([PROG, *argv]))
+    with _run_errors():  # the budget of --max-minutes counts from the start of uno-mk
+        summary = ppo_fast.train(options, invocation=" ".join([PROG, *argv]),
+                                 started=process_start())
     return _summary(summary, out)
 
 

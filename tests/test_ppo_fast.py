@@ -162,14 +162,15 @@ def test_rollouts_over_processes_are_the_in_process_rollouts() -> None:
     in-process TableRollouts of all 6 tables (the plain reference): self-play snapshots,
     ended episodes and the state carried into the next rollout included."""
     from uno_mk_env.agents.numpy_actor import OBS_SCALE
-    from uno_mk_env.training.ppo_fast import _env_view, actor_layers, make_agent
+    from uno_mk_env.training.envs import Tables
+    from uno_mk_env.training.network import ActorCritic, actor_layers
     from uno_mk_env.training.rollouts import ProcessRollouts, TableRollouts
 
     args = dataclasses.replace(Args(), seed=5, self_play_prob=0.5, net_arch="16")
-    env_args = _env_view(args)
-    local = TableRollouts(env_args, 6)
-    procs = ProcessRollouts(env_args, 6, workers=2)
-    layers = actor_layers(make_agent(args))
+    tables = Tables.of(args)
+    local = TableRollouts(tables, 6)
+    procs = ProcessRollouts(tables, 6, workers=2)
+    layers = actor_layers(ActorCritic([16], "tanh"))
     try:
         for add in (local.league.add, procs.league.add):
             assert add("models/ppo_2p.npz", 3) == 1
@@ -209,10 +210,11 @@ def test_sb3_adapter_runs_maskable_ppo() -> None:
     from sb3_contrib import MaskablePPO
     from sb3_contrib.common.maskable.utils import get_action_masks
 
-    from uno_mk_env.training.ppo_fast import _env_view
-    from uno_mk_env.training.vector_envs import SB3VectorEnv, make_vector_training_env
+    from uno_mk_env.training.envs import Tables
+    from uno_mk_env.training.sb3_vector import SB3VectorEnv
+    from uno_mk_env.training.vector_envs import make_vector_training_env
 
-    vector, league = make_vector_training_env(_env_view(dataclasses.replace(Args(), seed=3)), 4)
+    vector, league = make_vector_training_env(Tables.of(dataclasses.replace(Args(), seed=3)), 4)
     venv = SB3VectorEnv(vector, league)
     assert venv.env_method("add_snapshot", "models/ppo_2p.npz", 1) == [1] * 4
     venv.seed(3)
@@ -239,16 +241,16 @@ def test_a_dead_env_worker_ends_the_run_with_one_error() -> None:
     """A worker that dies (killed here) makes the next rollout raise TrainingError naming it,
     never a hang or a traceback from the pipe."""
     from uno_mk_env.agents.numpy_actor import OBS_SCALE
-    from uno_mk_env.training.ppo_fast import _env_view, actor_layers, make_agent
+    from uno_mk_env.training.envs import Tables
+    from uno_mk_env.training.network import ActorCritic, actor_layers
     from uno_mk_env.training.rollouts import ProcessRollouts
 
-    args = dataclasses.replace(Args(), net_arch="16")
-    procs = ProcessRollouts(_env_view(args), 4, workers=2)
+    procs = ProcessRollouts(Tables.of(dataclasses.replace(Args(), net_arch="16")), 4, workers=2)
     try:
         procs.reset(1)
         procs._procs[1].kill()
         procs._procs[1].join(timeout=10)
         with pytest.raises(TrainingError, match="an env worker process died"):
-            procs.rollout(actor_layers(make_agent(args)), "tanh", OBS_SCALE, 4)
+            procs.rollout(actor_layers(ActorCritic([16], "tanh")), "tanh", OBS_SCALE, 4)
     finally:
         procs.close()

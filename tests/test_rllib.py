@@ -286,6 +286,36 @@ def test_module_never_gives_probability_to_a_masked_action_and_exports_exactly(
     np.testing.assert_allclose(ours, probs, atol=1e-5)
 
 
+def test_behaviour_cloning_fits_the_rllib_module(rllib) -> None:
+    """The one behaviour-cloning routine fits an RLlib ``MaskedActorCritic`` through its
+    adapter: the clone picks the teacher's action on most held-out decisions, its value
+    network was trained (and kept at its best epoch), and every weight is finite."""
+    import torch
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from uno_mk_env.training.behaviour_cloning import Cloning, behaviour_cloning
+    from uno_mk_env.training.envs import Tables
+    from uno_mk_env.training.rllib.config import RLlibClonable
+
+    env = rllib.UnoMultiAgentEnv({"num_players": 2})
+    module = RLModuleSpec(
+        module_class=rllib.MaskedActorCritic,
+        observation_space=env.observation_spaces["player_0"],
+        action_space=env.action_spaces["player_0"],
+        model_config={"hidden": [32], "activation": "tanh"},
+    ).build()
+    before = {k: v.clone() for k, v in module.state_dict().items()}
+    report = behaviour_cloning(RLlibClonable(module), Tables(num_players=2, seed=1,
+                                                             opponents="greedy"),
+                               Cloning(teacher="greedy", steps=3000, epochs=6, lr=3e-3,
+                                       progress=False))
+    after = module.state_dict()
+    assert report["samples"] >= 3000 and report["epochs"] == 6
+    assert report["holdout_accuracy"] > 0.6
+    assert not torch.equal(before["pi.0.weight"], after["pi.0.weight"])
+    assert all(torch.isfinite(v).all() for v in after.values())
+
+
 @needs_ray
 def test_bad_arguments_are_refused_in_one_line(rllib, capsys: pytest.CaptureFixture) -> None:
     for argv, needle in ((["--num-players", "11"], "--num-players 11"),
@@ -387,6 +417,30 @@ def test_smoke_trains_on_a_local_ray_and_the_policy_plays_without_ray(
     played = run([sys.executable, "-c", PLAY_WITHOUT_RAY, spec, str(num_players)], ray_env,
                  timeout=120, cwd=tmp_path)
     assert f"played {2 * num_players} games" in played.stdout
+
+
+@needs_ray
+def test_a_diverging_run_stops_with_one_line_and_keeps_the_last_finite_policy(
+        tmp_path: Path, ray_env: dict[str, str]) -> None:
+    """As the other backends: the first non-finite loss or weights end the run, exit code 1,
+    one line; summary.json says ``diverged`` and final.npz holds the last finite weights."""
+    runs = tmp_path / "runs"
+    out = subprocess.run([sys.executable, "-m", "uno_mk_env.training.rllib", "--num-players",
+                          "2", "--total-timesteps", "1500", "--league-size", "0",
+                          "--opponents", "greedy", "--opponent-prob", "0.5", "--runs-dir",
+                          str(runs), "--num-cpus", "2", "--learning-rate", "1e30",
+                          "--grad-clip", "1e30", "--no-progress", *TINY],
+                         env=ray_env, cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 1, out.stderr[-3000:]
+    errors = [line for line in out.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and "training diverged" in errors[0], out.stderr[-3000:]
+    (run_dir,) = runs.iterdir()
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["stopped_by"] == "diverged" and summary["complete"] is False
+    assert summary["timesteps"] == summary["diverged"]["kept_timesteps"]
+    actor, _ = load_policy(run_dir / "final.npz")
+    assert all(np.isfinite(w).all() and np.isfinite(b).all() for w, b in actor.layers)
 
 
 @needs_ray

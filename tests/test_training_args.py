@@ -67,7 +67,7 @@ def test_runs_started_in_the_same_second_get_their_own_folders(tmp_path: Path,
     import time
     import types
 
-    from uno_mk_env.training.args import new_run_dir
+    from uno_mk_env.training.outputs import new_run_dir
 
     monkeypatch.setattr(time, "time", lambda: 1_800_000_000.5)
     args = types.SimpleNamespace(exp_name="x", num_players=2, seed=1,

@@ -13,7 +13,7 @@ pytest.importorskip("gymnasium")
 from uno_mk_env.engine.observation import OBS_SIZE  # noqa: E402
 from uno_mk_env.evaluation.tournament import places  # noqa: E402
 from uno_mk_env.training.args import TrainingError  # noqa: E402
-from uno_mk_env.training.envs import make_training_env  # noqa: E402
+from uno_mk_env.training.envs import Tables, make_training_env  # noqa: E402
 from uno_mk_env.training.train_ppo import Args, check_args  # noqa: E402
 
 
@@ -42,13 +42,13 @@ def _play(env, episodes: int, seed: int) -> list[tuple[int, dict, list[float]]]:
 
 def test_tables_are_drawn_per_episode_by_weight_and_seeded():
     args = _args(table_sizes="2:3,4,6", rule_presets="default,strict:2")
-    runs = [_play(make_training_env(args, rank=0), 30, seed=7) for _ in range(2)]
+    runs = [_play(make_training_env(Tables.of(args), rank=0), 30, seed=7) for _ in range(2)]
     assert runs[0] == runs[1]
     sizes = {n for n, _, _ in runs[0]}
     assert sizes == {2, 4, 6}
     strict = [rules["w4_strict"] for _, rules, _ in runs[0]]
     assert any(strict) and not all(strict)
-    other = _play(make_training_env(args, rank=1), 30, seed=8)
+    other = _play(make_training_env(Tables.of(args), rank=1), 30, seed=8)
     assert [n for n, _, _ in other] != [n for n, _, _ in runs[0]]
 
 
@@ -71,8 +71,8 @@ def test_place_reward_ranks_the_learner_at_the_end(n, kind):
     from uno_mk_env.agents import make_agent
     from uno_mk_env.engine.rewards import win_reward
 
-    env = make_training_env(_args(num_players=n, reward=kind, opponents="greedy,random"),
-                            rank=0)
+    env = make_training_env(
+        Tables.of(_args(num_players=n, reward=kind, opponents="greedy,random")), rank=0)
     learner = make_agent("greedy", seed=0)
     env.reset(seed=3)
     seen = set()
@@ -103,8 +103,8 @@ def test_place_weight_blends_win_and_place(weight, paid):
     reward, w = 0 is the win reward and w = 1 the place reward."""
     from uno_mk_env.agents import make_agent
 
-    env = make_training_env(_args(num_players=4, reward="win_place", place_weight=weight,
-                                  opponents="greedy"), rank=0)
+    env = make_training_env(Tables.of(_args(num_players=4, reward="win_place",
+                                            place_weight=weight, opponents="greedy")), rank=0)
     learner = make_agent("greedy", seed=0)
     env.reset(seed=5)
     seen = set()

@@ -431,7 +431,7 @@ def test_self_play_env_is_the_aec_env() -> None:
 @pytest.mark.parametrize("bad", [np.array([0.0, 1.0]), np.array([True, False]),
                                  np.array(["0", "1"]), np.array([0, 73]), np.zeros(3, np.int64)])
 def test_the_sb3_adapter_refuses_what_the_vector_env_refuses(bad: np.ndarray) -> None:
-    from uno_mk_env.training.vector_envs import SB3VectorEnv
+    from uno_mk_env.training.sb3_vector import SB3VectorEnv
 
     venv = SB3VectorEnv(UnoMarioKartVectorEnv(2, 2))
     venv.seed(3)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import re
 import shlex
 import sys
@@ -27,10 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
+from uno_mk_env.agents.base import AgentSpecError
 from uno_mk_env.errors import UnoMkError, quote
+from uno_mk_env.evaluation.tournament import build_agent
 from uno_mk_env.files import OutputPathError, check_output_dir
 
-__all__ = ["MAX_ROLLOUT", "MAX_SEED", "RANGES", "Range", "TrainArgs", "TrainingDiverged",
+__all__ = ["MAX_ROLLOUT", "MAX_SEED", "PPOArgs", "RANGES", "Range", "TrainArgs",
+           "TrainingDiverged",
            "TrainingError", "check",
            "check_agent_specs", "check_outputs", "command_line", "given_fields", "ints",
            "layer_sizes", "opponent_weights", "parse", "refuse", "specs", "weighted"]
@@ -49,15 +51,6 @@ class TrainingDiverged(TrainingError):
     policy (one line naming it; exit code 1, the arguments were valid)."""
 
     exit_code = 1
-
-
-def quiet_threads(torch_threads: int) -> None:
-    """The thread policy of a training process, set before torch is imported (OpenMP reads it
-    once): ``--torch-threads`` OpenMP threads that sleep when idle (``OMP_WAIT_POLICY=PASSIVE``)
-    instead of spinning, which on a machine shared with other work cost the PPO update ten times
-    its time (docs/training.md). Variables already set in the environment are kept."""
-    os.environ.setdefault("OMP_NUM_THREADS", str(torch_threads))
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 @dataclass
@@ -154,6 +147,46 @@ class TrainArgs:
     """show training progress (sb3: a progress bar; rllib: a line per training iteration)"""
 
 
+@dataclass
+class PPOArgs(TrainArgs):
+    """The arguments the fast and the sb3 backends share beyond :class:`TrainArgs`: both play
+    --n-envs tables of one learner against an opponent pool with self-play snapshots and update
+    with clipped PPO (each backend re-declares a default it changes, without a docstring)."""
+
+    opponent_weights: str = ""
+    """comma-separated sampling weights of --opponents (empty: uniform)"""
+    self_play_prob: float = 0.0
+    """probability that an opponent seat plays a frozen snapshot of the learner (once one exists)"""
+    max_snapshots: int = 5
+    """snapshots kept in the self-play league (the oldest is dropped)"""
+    snapshot_deterministic: bool = False
+    """snapshots play their most likely action instead of sampling from their policy"""
+    n_envs: int = 2
+    """tables (environments) played together"""
+    n_steps: int = 1024
+    """steps per table per rollout (a rollout is --n-envs x --n-steps learner decisions)"""
+    batch_size: int = 512
+    """minibatch size"""
+    n_epochs: int = 10
+    """epochs over each rollout"""
+    anneal_lr: bool = True
+    """decay the learning rate linearly to 10 % of its value over --total-timesteps"""
+    clip_range: float = 0.2
+    """PPO clipping coefficient"""
+    ent_coef: float = 0.01
+    """entropy bonus coefficient"""
+    vf_coef: float = 0.5
+    """value loss coefficient"""
+    max_grad_norm: float = 0.5
+    """gradient clipping norm"""
+    target_kl: float = 0.0
+    """stop an update's epochs early when the approximate KL exceeds this (0: never)"""
+    max_minutes: float = 0.0
+    """the whole command's time in minutes (fractions allowed): behaviour cloning, the
+    evaluations, PPO, the final evaluation and the outputs are sized to end within it (10 %, or
+    a minute); 0: no limit. A run stopped so is marked incomplete ("complete": false)"""
+
+
 #: The per-opponent size of an automatic final evaluation (``--final-eval-games 0``): one game
 #: per this many training steps, clamped to :data:`FINAL_EVAL_RANGE`.
 FINAL_EVAL_STEPS_PER_GAME = 250
@@ -200,7 +233,7 @@ def _error_hook() -> AbstractContextManager[Any]:
     """tyro's parse-error hook (``tyro._errors.on_parse_error``, tyro >= 1.0; the ``train``
     extra pins the minor version): without it, tyro's own error box is shown."""
     try:
-        from tyro._errors import on_parse_error
+        from tyro._errors import on_parse_error  # tyro: the train extra
     except ImportError:  # pragma: no cover - another tyro: its box, still exit code 2
         return nullcontext()
     return on_parse_error(_one_line)
@@ -229,7 +262,7 @@ def field_help(cls: type) -> dict[str, str]:
 def _registry(cls: type) -> Any:
     """A tyro constructor registry that reads the dataclass ``cls`` field by field as tyro
     does (name, type, default) with the help of :func:`field_help`."""
-    from tyro import constructors as tc
+    from tyro import constructors as tc  # the train extra
 
     registry = tc.ConstructorRegistry()
     helps = field_help(cls)
@@ -260,7 +293,7 @@ def parse(cls: type[T], argv: Sequence[str] | None, prog: str, description: str)
     docstrings. Exits like argparse: 0 after ``--help``; 2 after one line
     ``PROG: error: ...`` on stderr for a value that is not of the field's type or an unknown
     option."""
-    import tyro
+    import tyro  # the train extra: --help stays quick without it loaded
 
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -302,24 +335,6 @@ def command_line(prog: str, args: Any) -> str:
         else:
             parts += [flag, shlex.quote(str(value))]
     return " ".join(parts)
-
-
-def new_run_dir(args: Any) -> tuple[str, Path]:
-    """A new, empty run folder ``runs_dir/<exp_name>_<N>p__s<seed>__<unix time>`` (``-2``,
-    ``-3`` ... appended when a run of the same name started in the same second, so that two
-    runs never share, and overwrite, a folder); returns its name and path."""
-    import time
-
-    base = f"{args.exp_name}_{args.num_players}p__s{args.seed}__{int(time.time())}"
-    Path(args.runs_dir).mkdir(parents=True, exist_ok=True)
-    name, n = base, 1
-    while True:
-        try:
-            (Path(args.runs_dir) / name).mkdir()
-            return name, Path(args.runs_dir) / name
-        except FileExistsError:
-            n += 1
-            name = f"{base}-{n}"
 
 
 def ints(text: str) -> list[int]:
@@ -564,9 +579,6 @@ def check_agent_specs(args: Any, names: Sequence[str]) -> None:
     Raises:
         TrainingError: naming the option, the spec and why (one line).
     """
-    from uno_mk_env.agents.base import AgentSpecError
-    from uno_mk_env.evaluation.tournament import build_agent
-
     for name in names:
         for spec in specs(getattr(args, name)):
             try:

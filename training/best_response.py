@@ -36,7 +36,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from uno_mk_env.agents.base import AgentSpecError, build_agent
 from uno_mk_env.engine.rules import MAX_PLAYERS, MIN_PLAYERS
+from uno_mk_env.evaluation import protocol
+from uno_mk_env.evaluation.match import admit
+from uno_mk_env.evaluation.protocol import file_sha256
+from uno_mk_env.evaluation.tournament import OutputPathError, check_output_dir
+from uno_mk_env.files import append_csv_row
+
+from . import train_ppo
+from .args import TrainingError
 
 #: The fixed training recipe of every best response (train_ppo arguments): the 2-player
 #: shipped model's PPO settings, started from behaviour cloning of ``strategic``.
@@ -64,11 +73,6 @@ def train_args(target: str, players: int, timesteps: int, seed: int, runs_dir: s
 def check(args: argparse.Namespace) -> str:
     """Refuses a request before any training (one line, :class:`ValueError`); returns the
     SHA-256 of the target's model file as it is before training (``""``: none)."""
-    from uno_mk_env.agents.base import build_agent
-    from uno_mk_env.evaluation.match import admit
-    from uno_mk_env.evaluation.protocol import file_sha256
-    from uno_mk_env.evaluation.tournament import check_output_dir
-
     if not MIN_PLAYERS <= args.players <= MAX_PLAYERS:
         raise ValueError(f"--players {args.players}: allowed {MIN_PLAYERS}-{MAX_PLAYERS}")
     if args.total_timesteps <= 0:
@@ -94,11 +98,6 @@ def check(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Trains the best response and plays its protocol line against the target."""
-    from uno_mk_env.evaluation import protocol
-    from uno_mk_env.files import append_csv_row
-
-    from . import train_ppo
-
     digest = check(args)
     argv = train_args(args.target, args.players, args.total_timesteps, args.seed,
                       args.runs_dir, args.eval_every)
@@ -155,11 +154,6 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     """0 with the result row printed, 2 with a one-line error for a refused request."""
-    from uno_mk_env.agents.base import AgentSpecError
-    from uno_mk_env.evaluation.tournament import OutputPathError
-
-    from .args import TrainingError
-
     parser = build_parser(prog or PROG)
     args = parser.parse_args(argv)
     try:

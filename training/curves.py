@@ -16,10 +16,12 @@ from __future__ import annotations
 import csv
 import math
 import statistics
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from uno_mk_env.evaluation.tournament import run_tournament
 from uno_mk_env.files import atomic_save, atomic_write, read_json
 
 #: Columns of ``eval.csv`` and of a shipped model's ``<name>_curve.csv``.
@@ -45,8 +47,6 @@ def evaluate(
         counting half), ``place_gap_se`` (the standard error of the copies' mean place minus
         the learner's, from its spread over games) and the tournament ``result``.
     """
-    from uno_mk_env.evaluation.tournament import run_tournament
-
     specs = [f"ppo:{model_path}"] + [opponent] * (num_players - 1)
     result = run_tournament(specs, num_players, games=games, seed=seed, workers=workers,
                             rules=rules)
@@ -282,7 +282,6 @@ def plot_shipped(json_path: Path) -> Path:
 
 
 if __name__ == "__main__":  # python -m uno_mk_env.training.curves models/ppo_2p.json ...
-    import sys
 
     for arg in sys.argv[1:]:
         print(plot_shipped(Path(arg)))

@@ -8,21 +8,54 @@ so one policy learns them all.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium
 import numpy as np
 
+from uno_mk_env.engine.actions import NUM_ACTIONS
 from uno_mk_env.engine.observation import encode_state, observation_high, state_high
-from uno_mk_env.engine.rewards import place_reward, places, win_place_reward
-from uno_mk_env.engine.rules import PRESETS, Rules
+from uno_mk_env.engine.rewards import episode_places, place_reward, win_place_reward
+from uno_mk_env.engine.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, Rules
 from uno_mk_env.engine.seeding import derive_seed
 from uno_mk_env.envs.gym_env import UnoMarioKartGymEnv
 
+from .args import specs, weighted
 from .opponents import OpponentPool, SnapshotLeague
 
-__all__ = ["PLACE_REWARDS", "TrainingEnv"]
+__all__ = ["PLACE_REWARDS", "Tables", "TrainingEnv", "make_training_env", "table_sizes"]
+
+
+@dataclass(frozen=True)
+class Tables:
+    """What the training tables are, the fields of the arguments every env builder reads
+    (:func:`make_training_env`, :func:`uno_mk_env.training.vector_envs.make_vector_training_env`,
+    behaviour cloning's demonstrations); :meth:`of` takes them from a backend's ``Args`` (a
+    field it lacks keeps the default here: one table size, the default rules, no critic
+    state)."""
+
+    num_players: int
+    seed: int
+    opponents: str
+    opponent_weights: str = ""
+    self_play_prob: float = 0.0
+    max_snapshots: int = 5
+    snapshot_deterministic: bool = False
+    reward: str = "win"
+    max_steps: int = 2000
+    table_sizes: str = ""
+    rule_presets: str = ""
+    place_weight: float = 0.5
+    critic_state: bool = False
+
+    @classmethod
+    def of(cls, args: Any, **changes: Any) -> Tables:
+        """The tables of ``args`` (a backend's ``Args``), with ``changes``."""
+        names = [f.name for f in dataclasses.fields(cls)]
+        return cls(**{**{n: getattr(args, n) for n in names if hasattr(args, n)}, **changes})
 
 #: The rewards :class:`TrainingEnv` computes itself from the places at the end of a game.
 PLACE_REWARDS = ("place", "win_place")
@@ -79,7 +112,7 @@ class TrainingEnv(gymnasium.Env):
         if critic_state:
             high = np.concatenate([high, np.max([state_high(r) for r in self.rules], axis=0)])
         self.observation_space = gymnasium.spaces.Box(0.0, high, high.shape, np.float32)
-        self.action_space = gymnasium.spaces.Discrete(73)
+        self.action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
         self._envs: dict[int, UnoMarioKartGymEnv] = {}
         self._seeded: set[int] = set()
         self._current: UnoMarioKartGymEnv | None = None
@@ -147,52 +180,46 @@ class TrainingEnv(gymnasium.Env):
     def _place_reward(self) -> float:
         game = self.env.game
         n = len(game.scores)
-        place = places(game.winner, game.scores, [game.hand_points(s) for s in range(n)])
+        place = episode_places(game)
         if self.reward == "place":
             return place_reward(n, place[self.env.seat])
         return win_place_reward(n, game.winner, self.env.seat, place[self.env.seat],
                                 self.place_weight)
 
 
-def make_training_env(args: Any, rank: int) -> TrainingEnv:
-    """The training env of worker ``rank`` for the arguments of
-    :class:`uno_mk_env.training.train_ppo.Args`: tables from ``--table-sizes`` (else
+def make_training_env(tables: Tables, rank: int) -> TrainingEnv:
+    """The training env of worker ``rank``: tables from ``--table-sizes`` (else
     ``--num-players``) crossed with ``--rule-presets`` (else the default rules), opponents from
     ``--opponents``/``--opponent-weights``, self-play from ``--self-play-prob``,
     ``--max-snapshots`` and ``--snapshot-deterministic``, seeds derived from ``--seed``."""
-    from .args import specs, weighted
-
-    sizes, size_w = table_sizes(args)
-    presets, preset_w = weighted(args.rule_presets or "default", "--rule-presets",
+    sizes, size_w = table_sizes(tables)
+    presets, preset_w = weighted(tables.rule_presets or "default", "--rule-presets",
                                  allowed=list(PRESETS))
-    tables = [(n, p) for n in sizes for p in presets]
+    pairs = [(n, p) for n in sizes for p in presets]
     weights = [a * b for a in size_w for b in preset_w]
-    opponents = specs(args.opponents)
-    opponent_weights = [float(x) for x in args.opponent_weights.split(",") if x.strip()]
-    league = SnapshotLeague(args.max_snapshots, args.snapshot_deterministic)
+    opponents = specs(tables.opponents)
+    opponent_weights = [float(x) for x in tables.opponent_weights.split(",") if x.strip()]
+    league = SnapshotLeague(tables.max_snapshots, tables.snapshot_deterministic)
 
     def make_pools(n: int, index: int) -> list[Any]:
         # Table 0's pools keep the seeds of a single-table run (derive_seed(seed, rank, seat)).
         key = () if index == 0 else (index,)
-        return [OpponentPool(opponents, opponent_weights, args.self_play_prob, league,
-                             derive_seed(args.seed, rank, seat, *key))
+        return [OpponentPool(opponents, opponent_weights, tables.self_play_prob, league,
+                             derive_seed(tables.seed, rank, seat, *key))
                 for seat in range(n - 1)]
 
-    return TrainingEnv(tables, weights, make_pools, league, reward=args.reward,
-                       max_steps=args.max_steps, critic_state=args.critic_state,
-                       place_weight=args.place_weight)
+    return TrainingEnv(pairs, weights, make_pools, league, reward=tables.reward,
+                       max_steps=tables.max_steps, critic_state=tables.critic_state,
+                       place_weight=tables.place_weight)
 
 
-def table_sizes(args: Any) -> tuple[list[int], list[float]]:
+def table_sizes(tables: Tables) -> tuple[list[int], list[float]]:
     """The player counts of ``--table-sizes`` with their weights (``--num-players`` alone when
     empty).
 
     Raises:
         TrainingError: a count outside 2-10 or a bad weight.
     """
-    from uno_mk_env.engine.rules import MAX_PLAYERS, MIN_PLAYERS
-
-    from .args import weighted
-
     allowed = list(range(MIN_PLAYERS, MAX_PLAYERS + 1))
-    return weighted(args.table_sizes or str(args.num_players), "--table-sizes", allowed, int)
+    return weighted(tables.table_sizes or str(tables.num_players), "--table-sizes", allowed,
+                    int)

@@ -45,6 +45,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from uno_mk_env.agents.policy_file import resolve_model_path, sb3_data
+from uno_mk_env.evaluation.tournament import OutputPathError, check_output_dir
+
 from .args import TrainingError, ints, specs
 from .curves import SELECTION_SCORES, evaluate, read_eval_csv
 from .provenance import ship, shipped_paths, source_commit, versions, zip_target
@@ -69,8 +72,6 @@ def select(candidates: Sequence[Path], opponent: str, players: Sequence[int], ga
            seed: int, workers: int, by: str = "win") -> dict[str, Any]:
     """Evaluates every candidate checkpoint on ``seed`` and names the best (the highest score
     of :data:`~uno_mk_env.training.curves.SELECTION_SCORES` ``[by]``; the earliest on a tie)."""
-    from uno_mk_env.agents.policy_file import sb3_data
-
     rows = []
     for path in candidates:
         results = [evaluate(str(path), opponent, n, games, seed, workers) for n in players]
@@ -101,10 +102,7 @@ def export(checkpoints: Sequence[str], out: str, games: Sequence[int], seed: int
         TrainingError: no run directory, or a selection on the reporting seed.
         OutputPathError: ``out``'s folder cannot be written.
     """
-    from uno_mk_env.agents.policy_file import resolve_model_path
-    from uno_mk_env.evaluation.tournament import check_output_dir
-
-    from .policies import load_model
+    from .policies import load_model  # stable-baselines3 (the train extra)
 
     sources = [resolve_model_path(c) for c in checkpoints]
     chain = config_chain(run_dir_of(sources[0]))
@@ -208,7 +206,6 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     if any(g < 1 for g in args.games) or args.select_games < 1:
         parser.error(f"--games and --select-games must be positive, got {args.games} and "
                      f"{args.select_games}")
-    from uno_mk_env.evaluation.tournament import OutputPathError
 
     try:
         export(args.checkpoints, args.out, args.games, args.seed, specs(args.opponents),

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from uno_mk_env.agents.base import build_agent
+from uno_mk_env.agents.ppo import PPOAgent
 from uno_mk_env.engine.seeding import derive_seed
 
 
@@ -31,8 +33,6 @@ class SnapshotLeague(list):
 
     def add(self, path: str, seed: int) -> int:
         """Adds the model file ``path`` as a snapshot; returns the league's size."""
-        from uno_mk_env.agents.ppo import PPOAgent
-
         self.append(PPOAgent(path, seed=seed, deterministic=self.deterministic))
         del self[:-self.max_snapshots]
         return len(self)
@@ -60,8 +60,6 @@ class OpponentPool:
         snapshots: list[Any],
         seed: int,
     ) -> None:
-        from uno_mk_env.agents.base import build_agent
-
         self.rng = np.random.default_rng(seed)
         self.agents = [build_agent(spec, seed=derive_seed(seed, i)) for i, spec in enumerate(specs)]
         w = np.ones(len(specs)) if not weights else np.asarray(weights, dtype=float)

@@ -16,6 +16,7 @@ Importing this module imports torch, stable-baselines3 and sb3-contrib.
 from __future__ import annotations
 
 import contextlib
+import copy
 import sys
 import types
 from collections.abc import Iterator
@@ -30,8 +31,8 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, MlpExtr
 from uno_mk_env.agents.numpy_actor import OBS_SCALE, PRIVILEGED_SIZE, STATE_SCALE
 from uno_mk_env.engine.observation import OBS_SIZE
 
-__all__ = ["AsymmetricActorCriticPolicy", "ScaledObservationExtractor", "legacy_module_aliases",
-           "load_model"]
+__all__ = ["AsymmetricActorCriticPolicy", "SB3Clonable", "ScaledObservationExtractor",
+           "legacy_module_aliases", "load_model"]
 
 
 class ScaledObservationExtractor(BaseFeaturesExtractor):
@@ -88,6 +89,33 @@ class AsymmetricActorCriticPolicy(MaskableActorCriticPolicy):
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         return {**super()._get_constructor_parameters(), "actor_size": self.actor_size}
+
+
+class SB3Clonable:
+    """An sb3-contrib ``MaskableActorCriticPolicy`` as behaviour cloning's
+    :class:`~uno_mk_env.training.behaviour_cloning.Clonable` (and the divergence check's
+    network): its parameters, the masked log-probabilities and values of a batch, and its value
+    layers' weights (for early stopping)."""
+
+    def __init__(self, policy: MaskableActorCriticPolicy) -> None:
+        self.policy = policy
+        self.value_modules = (policy.mlp_extractor.value_net, policy.value_net)
+
+    def parameters(self) -> Iterator[torch.nn.Parameter]:
+        return self.policy.parameters()
+
+    def log_probs_and_values(self, obs: torch.Tensor, masks: torch.Tensor
+                             ) -> tuple[torch.Tensor, torch.Tensor]:
+        dist = self.policy.get_distribution(obs, action_masks=masks.numpy())
+        logits = dist.distribution.logits  # type: ignore[union-attr]  # one Categorical
+        return logits, self.policy.predict_values(obs).flatten()
+
+    def value_state(self) -> list[dict[str, Any]]:
+        return copy.deepcopy([m.state_dict() for m in self.value_modules])
+
+    def load_value_state(self, state: list[dict[str, Any]]) -> None:
+        for module, weights in zip(self.value_modules, state, strict=True):
+            module.load_state_dict(weights)
 
 
 #: Module names under which checkpoints of earlier versions refer to the classes above.

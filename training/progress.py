@@ -15,6 +15,7 @@ The time left is the remaining work at the rate so far, or the time to a deadlin
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -22,7 +23,7 @@ from typing import TextIO
 
 from uno_mk_env.evaluation.progress import INTERVAL, duration
 
-__all__ = ["Budget", "RateLines"]
+__all__ = ["Budget", "RateLines", "process_start"]
 
 
 class RateLines:
@@ -72,11 +73,27 @@ class RateLines:
         return text
 
 
+def process_start() -> float:
+    """When this process started, on the ``time.monotonic()`` clock, from its age in
+    ``/proc/self/stat`` (Linux), else now: a command's budget then counts the interpreter's
+    start and the imports too."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            started_ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime", encoding="ascii") as f:
+            uptime = float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return time.monotonic()
+    age = uptime - started_ticks / os.sysconf("SC_CLK_TCK")
+    return time.monotonic() - max(age, 0.0)
+
+
 class Budget:
-    """``--max-minutes`` as times on the monotonic clock, counted from the start of the run's
-    ``train`` (behaviour cloning, evaluations and the final outputs included): behaviour
-    cloning collects demonstrations until :data:`BC_COLLECT_SHARE` of the budget has passed
-    and trains on them until :data:`BC_SHARE`; an evaluation is sized to take at most
+    """``--max-minutes`` as times on the monotonic clock, counted from ``start`` (default: now;
+    a command passes :func:`process_start`), so that the checks, behaviour cloning, the
+    evaluations and the final outputs are included: behaviour cloning collects demonstrations
+    until :data:`BC_COLLECT_SHARE` of the time left when it starts has passed and trains on
+    them until :data:`BC_SHARE` (:meth:`at`); an evaluation is sized to take at most
     :data:`EVAL_SHARE` of it; training stops when the next update and the final evaluation
     would not fit before the end, and the final evaluation plays what fits in the time left.
     Without a budget every time is infinite."""
@@ -84,18 +101,36 @@ class Budget:
     BC_COLLECT_SHARE = 0.2
     BC_SHARE = 0.3
     EVAL_SHARE = 0.1
-    #: Seconds kept after the final evaluation for the outputs (the policy, the curve's PNG).
+    #: CPU seconds kept after the final evaluation for the outputs (the policy, the curve's
+    #: PNG) and the end of the process (:meth:`write_seconds` scales them to the machine).
     WRITE_SECONDS = 5.0
+    #: The most :meth:`write_seconds` scales :data:`WRITE_SECONDS` by.
+    MAX_SLOWDOWN = 10.0
 
-    def __init__(self, minutes: float, start: float | None = None) -> None:
-        self.start = time.monotonic() if start is None else start
+    def __init__(self, minutes: float, start: float | None = None,
+                 cpu_clock: Callable[[], float] = time.process_time,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock, self.cpu_clock = clock, cpu_clock
+        self.start = clock() if start is None else start
         self.seconds = 60.0 * minutes if minutes > 0 else math.inf
         self.end = self.start + self.seconds
+        self._wall0, self._cpu0 = clock(), cpu_clock()
+
+    def write_seconds(self) -> float:
+        """Seconds kept for the outputs and the end of the process: :data:`WRITE_SECONDS` times
+        how much longer than its CPU time this process has taken so far (1 to
+        :data:`MAX_SLOWDOWN`), so that on a machine busy with other work the reserve grows
+        with the wait for a core."""
+        wall, cpu = self.clock() - self._wall0, self.cpu_clock() - self._cpu0
+        slowdown = wall / cpu if cpu > 0 else 1.0
+        return self.WRITE_SECONDS * min(self.MAX_SLOWDOWN, max(1.0, slowdown))
 
     def at(self, share: float) -> float:
-        """The time when ``share`` of the budget has passed."""
-        return self.start + share * self.seconds
+        """The time when ``share`` of the time left now has passed (``inf`` without a
+        budget): what was spent before (the start of the process, the checks) is not taken
+        from the work sized so."""
+        return self.clock() + share * self.left()
 
     def left(self) -> float:
         """Seconds to the end of the budget (``inf`` without one)."""
-        return self.end - time.monotonic()
+        return self.end - self.clock()

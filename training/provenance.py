@@ -14,8 +14,12 @@ import json
 import subprocess
 import sys
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
+
+import uno_mk_env
+from uno_mk_env.agents.policy_file import export_policy
 
 from .curves import plot_curve, resume_points, write_eval_csv
 
@@ -26,10 +30,6 @@ SHIPPED_FILES = ("{stem}.zip", "{stem}.npz", "{stem}.json", "{stem}_curve.csv",
 
 def versions() -> dict[str, str]:
     """Python and the versions of the packages training depends on."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    import uno_mk_env
-
     out = {"python": sys.version.split()[0], "uno-mk-env": uno_mk_env.__version__}
     for pkg in ("numpy", "torch", "stable-baselines3", "sb3-contrib", "gymnasium"):
         try:
@@ -44,8 +44,6 @@ def source_commit() -> dict[str, Any]:
     tree) and whether that tree has uncommitted changes (``dirty``; ``dirty_files``: the
     tracked files that differ from that commit, ``git diff --name-only HEAD``);
     ``{"commit": None}`` outside a git checkout (an installed wheel)."""
-    import uno_mk_env
-
     root = Path(uno_mk_env.__file__).resolve().parent.parent
 
     def git(*args: str) -> str | None:
@@ -96,8 +94,6 @@ def ship(model: Any, target: Path, info: dict[str, Any], curve: Sequence[dict[st
     ``info`` becomes the JSON (with ``numpy_policy``, the ``.npz`` name, and ``timesteps``
     added) and ``curve`` the CSV and PNG; ``npz_provenance`` goes into the ``.npz`` metadata.
     Returns the JSON written."""
-    from uno_mk_env.agents.policy_file import export_policy
-
     zip_path, npz_path, json_path, csv_path, png_path = shipped_paths(target)
     zip_path.parent.mkdir(parents=True, exist_ok=True)
     strip_optimizer_and_save(model, zip_path)

@@ -5,11 +5,13 @@ JSON tells (``--resume`` keeps them; :mod:`uno_mk_env.training.train_ppo` checks
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TypeGuard
 
 from uno_mk_env import files
+from uno_mk_env.agents.policy_file import ModelFileError, resolve_model_path, sb3_data, sb3_literal
 
 from .args import TrainingError
 
@@ -25,8 +27,6 @@ def config_chain(run_dir: Path) -> list[dict[str, Any]]:
     """The run's ``config.json``, then those of the runs it resumed from, newest first (a run
     resumed from an exported model continues with that model's own chain, ``resumed_from`` of
     its JSON)."""
-    from uno_mk_env.agents.policy_file import resolve_model_path
-
     chain: list[dict[str, Any]] = []
     seen: set[Path] = set()
     while run_dir not in seen and (run_dir / "config.json").is_file():
@@ -53,10 +53,6 @@ def config_chain(run_dir: Path) -> list[dict[str, Any]]:
 def checkpoint_hyperparameters(data: dict[str, Any]) -> dict[str, Any]:
     """The training arguments a checkpoint's ``data`` JSON tells (read as JSON and
     literals only, never unpickled)."""
-    import re
-
-    from uno_mk_env.agents.policy_file import sb3_literal
-
     def number(v: Any) -> TypeGuard[int | float]:
         return isinstance(v, (int, float)) and not isinstance(v, bool)
 
@@ -112,8 +108,6 @@ def first_run_args(checkpoint: Path) -> dict[str, Any]:
     (``config.json`` of its run directory, else the ``.json`` of an exported model), followed
     back through ``resume`` to the first run of the chain, whose model arguments every resumed
     run kept (an export's JSON lists the chain in ``resumed_from``). Empty when unknown."""
-    from uno_mk_env.agents.policy_file import resolve_model_path
-
     config = read_json(run_dir_of(checkpoint) / "config.json") or read_json(
         checkpoint.with_suffix(".json"))
     if config is None:
@@ -145,8 +139,6 @@ def resume_source(resume: str, fixed: Iterable[str]) -> tuple[Path, int, dict[st
     Raises:
         TrainingError: the file is missing or is not a stable-baselines3 model.
     """
-    from uno_mk_env.agents.policy_file import ModelFileError, resolve_model_path, sb3_data
-
     try:
         path = resolve_model_path(resume)
         data = sb3_data(path)

@@ -8,8 +8,8 @@ that holds the tables plays the rollout with a numpy copy of the actor and retur
 
 * :class:`TableRollouts` — the tables of one process and how they play a rollout: the numpy
   actor's logits, illegal actions masked, an action drawn by inverse CDF from each table's own
-  generator (``derive_seed(seed, 4000, table)``), the vector env stepped. It is also the plain
-  reference: ``--env-workers 0`` plays every table this way in the learner's process.
+  generator (``derive_seed(seed, Stream.ACTIONS, table)``), the vector env stepped. It is also
+  the plain reference: ``--env-workers 0`` plays every table this way in the learner's process.
 * :class:`ProcessRollouts` — the tables split over worker processes (spawned), each playing its
   share with a :class:`TableRollouts` at the same time; the same rollouts, table for table,
   as one :class:`TableRollouts` of all the tables (a table's seeds and generator depend on its
@@ -22,28 +22,27 @@ values and log-probabilities of the actions itself, in one batched torch pass.
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 import signal
 import threading
-import types
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from uno_mk_env.agents.numpy_actor import numpy_actor
-from uno_mk_env.engine.seeding import derive_seed
+from uno_mk_env.agents.threads import set_thread_policy
+from uno_mk_env.engine.seeding import Stream, derive_seed
 from uno_mk_env.errors import one_line
 
 from .args import TrainingError
+from .envs import Tables
 from .vector_envs import check_vector_args, make_vector_training_env
 
-__all__ = ["Batch", "ProcessRollouts", "TableRollouts", "sample_actions"]
+__all__ = ["Batch", "Layers", "ProcessRollouts", "TableRollouts", "sample_actions"]
 
-#: The stream of table ``i``'s action draws: ``derive_seed(seed, ACTION_STREAM, i)``.
-ACTION_STREAM = 4000
-
+#: A policy's layers: ``(W, b)`` numpy pairs, ``W`` of shape ``(inputs, outputs)``.
 Layers = list[tuple[np.ndarray, np.ndarray]]
 
 
@@ -92,14 +91,14 @@ def sample_actions(logits: np.ndarray, masks: np.ndarray, uniforms: np.ndarray) 
 
 
 class TableRollouts:
-    """Tables ``first … first + count - 1`` of the training env of ``args`` (the fields of
-    :func:`uno_mk_env.training.vector_envs.make_vector_training_env`) and the rollouts they
+    """Tables ``first … first + count - 1`` of the training tables ``tables``
+    (:func:`uno_mk_env.training.vector_envs.make_vector_training_env`) and the rollouts they
     play; ``league`` is their self-play league (``league.add(path, seed)``)."""
 
-    def __init__(self, args: Any, count: int, first: int = 0) -> None:
-        self.venv, self.league = make_vector_training_env(args, count, first)
+    def __init__(self, tables: Tables, count: int, first: int = 0) -> None:
+        self.venv, self.league = make_vector_training_env(tables, count, first)
         self.first = first
-        self.rngs = [np.random.default_rng(derive_seed(args.seed, ACTION_STREAM, first + j))
+        self.rngs = [np.random.default_rng(derive_seed(tables.seed, Stream.ACTIONS, first + j))
                      for j in range(count)]
         self.obs: np.ndarray | None = None
 
@@ -140,7 +139,7 @@ class TableRollouts:
         """Nothing to release (the tables are in this process)."""
 
 
-def _worker(conn: Any, args: dict[str, Any], first: int, count: int) -> None:
+def _worker(conn: Any, tables: Tables, first: int, count: int) -> None:
     """A worker process: a :class:`TableRollouts` of tables ``first … first + count - 1``;
     answers ``reset``, ``rollout``, ``add`` (a snapshot) and ``close`` on ``conn``, each reply
     ``(True, value)``, or ``(False, one line)`` when the request failed (then it exits).
@@ -148,18 +147,18 @@ def _worker(conn: Any, args: dict[str, Any], first: int, count: int) -> None:
     It ignores SIGINT (Ctrl-C reaches the whole process group: the learner decides how the run
     ends) and exits without a word when its pipe closes (the learner ended, or was killed)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    threadpool_limits(limits=1, user_api="blas")
+    set_thread_policy(1)  # parallel work is the workers': one thread each, sleeping when idle
     try:
-        tables = TableRollouts(types.SimpleNamespace(**args), count, first)
+        mine = TableRollouts(tables, count, first)
         while True:
             command, payload = conn.recv()
             reply: Any = None
             if command == "reset":
-                tables.reset(payload)
+                mine.reset(payload)
             elif command == "rollout":
-                reply = tables.rollout(*payload)
+                reply = mine.rollout(*payload)
             elif command == "add":
-                reply = tables.league.add(*payload)
+                reply = mine.league.add(*payload)
             else:
                 return
             conn.send((True, reply))
@@ -193,21 +192,18 @@ class ProcessRollouts:
     run with one error line (its pipe breaks), never a hang; the workers ignore Ctrl-C and end
     quietly when the learner closes them or dies."""
 
-    def __init__(self, args: Any, num_envs: int, workers: int) -> None:
-        import multiprocessing
-
-        check_vector_args(args)
+    def __init__(self, tables: Tables, num_envs: int, workers: int) -> None:
+        check_vector_args(tables)
         ctx = multiprocessing.get_context("spawn")
         bounds = np.linspace(0, num_envs, workers + 1).astype(int)
         self._offsets = [int(a) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
         sizes = [int(b - a) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
-        fields = {k: v for k, v in vars(args).items() if not k.startswith("_")}
         self._conns: list[Any] = []
         self._procs: list[Any] = []
         with _sigint_ignored():
             for first, count in zip(self._offsets, sizes):
                 parent, child = ctx.Pipe()
-                proc = ctx.Process(target=_worker, args=(child, fields, first, count),
+                proc = ctx.Process(target=_worker, args=(child, tables, first, count),
                                    daemon=True)
                 proc.start()
                 child.close()

@@ -21,10 +21,12 @@ cloning (:mod:`uno_mk_env.training.behaviour_cloning`).
 (rounded up to whole rollouts of ``--n-envs`` x ``--n-steps``; the rounded count is what
 ``config.json`` records), and the learning-rate schedule runs over exactly that length; the same
 command on the same commit gives bit-identical weights (one env process, ``--torch-threads 1``).
-``--max-minutes`` is only a safety net: a run it stops is marked incomplete (``"complete":
-false``). ``config.json`` records the arguments as they ran (those a resume inherits included),
-the command that reproduces them, the git commit (and whether the tree was dirty), the
-versions, the seeds and, on ``--resume``, the SHA-256 of the checkpoint it started from.
+``--max-minutes`` bounds the whole command (behaviour cloning, the evaluations, PPO, the final
+evaluation and the outputs, :class:`~uno_mk_env.training.progress.Budget`): a run it stops is
+marked incomplete (``"complete": false``). ``config.json`` records the arguments as they ran
+(those a resume inherits included), the command that reproduces them, the git commit (and
+whether the tree was dirty), the versions, the seeds and, on ``--resume``, the SHA-256 of the
+checkpoint it started from.
 
 Every ``--eval-every`` steps the policy plays a duplicate-deal tournament
 (:func:`uno_mk_env.training.curves.evaluate`) against each agent of ``--eval-opponents`` at
@@ -53,11 +55,11 @@ resume only from files you trust.
 
 from __future__ import annotations
 
+import copy
+import csv
 import dataclasses
 import hashlib
-import json
 import math
-import os
 import random
 import sys
 import time
@@ -68,10 +70,25 @@ from typing import Any
 
 import numpy as np
 
+from uno_mk_env.agents.policy_file import export_policy
+from uno_mk_env.agents.threads import set_thread_policy
+from uno_mk_env.engine.observation import OBS_PIECES, OBS_SIZE
+from uno_mk_env.engine.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
+from uno_mk_env.engine.seeding import Stream
+from uno_mk_env.errors import UnoMkError
+from uno_mk_env.files import OutputPathError, check_output_dir
+
 from . import args as _args
-from .args import TrainArgs, TrainingError, ints, new_run_dir
-from .curves import read_eval_csv
-from .resume import resume_source, run_dir_of
+from .args import PPOArgs, TrainingDiverged, TrainingError, ints
+from .behaviour_cloning import Cloning, behaviour_cloning
+from .curves import EVAL_COLUMNS, read_eval_csv
+from .divergence import NonFinite
+from .envs import Tables, make_training_env, table_sizes
+from .outputs import new_run_dir, save_model, write_json
+from .progress import Budget, process_start
+from .provenance import ship, shipped_paths, source_commit, versions, zip_target
+from .resume import config_chain, resume_source, run_dir_of
+from .summary import print_summary
 
 __all__ = ["RESUME_FIXED", "RESUME_MAY_CHANGE", "Args", "TrainingError", "main", "parse_args",
            "read_eval_csv", "train"]
@@ -89,9 +106,10 @@ DESCRIPTION = (
 
 
 @dataclass
-class Args(TrainArgs):
-    """The sb3 backend's arguments: :class:`~uno_mk_env.training.args.TrainArgs` (those of
-    every backend) and these."""
+class Args(PPOArgs):
+    """The sb3 backend's arguments: :class:`~uno_mk_env.training.args.PPOArgs` (those it shares
+    with the fast backend, and :class:`~uno_mk_env.training.args.TrainArgs`, those of every
+    backend) and these."""
 
     # environment
     table_sizes: str = ""
@@ -104,46 +122,20 @@ class Args(TrainArgs):
     place_weight: float = 0.5
     """with --reward win_place: the weight w of the place reward (0.5: the mean of the two; at
     four players 0.25 pays +1, -1/6, -1/3, -1/2 from first to last place)"""
-    n_envs: int = 2
-    """parallel environments"""
     vec_env: str = "auto"
     """"subproc" (one process per env), "dummy" (in process) or "auto" (subproc if n_envs > 1)"""
 
     # opponents
     opponent_weights: str = "0.45,0.45,0.1"
-    """comma-separated sampling weights of --opponents (empty: uniform)"""
     self_play_prob: float = 0.2
-    """probability that an opponent seat plays a frozen snapshot of the learner (once one exists)"""
-    max_snapshots: int = 5
-    """snapshots kept in the self-play league (the oldest is dropped)"""
-    snapshot_deterministic: bool = False
-    """snapshots play their most likely action instead of sampling from their policy"""
 
     # algorithm
     vf_arch: str = ""
     """hidden layer sizes of the value network (empty: same as --net-arch)"""
-    anneal_lr: bool = True
-    """decay the learning rate linearly to 10 % of its value over --total-timesteps"""
-    n_steps: int = 1024
-    """steps per environment per rollout"""
-    batch_size: int = 512
-    """minibatch size"""
-    n_epochs: int = 10
-    """epochs over each rollout"""
-    clip_range: float = 0.2
-    """PPO clipping coefficient"""
-    ent_coef: float = 0.01
-    """entropy bonus coefficient"""
-    vf_coef: float = 0.5
-    """value loss coefficient"""
-    max_grad_norm: float = 0.5
-    """gradient clipping norm"""
     critic_state: bool = False
     """asymmetric actor-critic: the value network also sees the perfect-information state()
     of the game (a centralised critic, used in training only); the policy sees only the
     observation, as at the table"""
-    target_kl: float = 0.0
-    """stop an update early when the approximate KL exceeds this (0: never)"""
 
     # evaluation, outputs
     eval_players: str = ""
@@ -251,17 +243,13 @@ def check_args(args: Args) -> None:
     Raises:
         TrainingError: naming the value and what is allowed.
     """
-    from uno_mk_env.engine.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
-
-    from .envs import table_sizes
-
     _args.check(args, rewards=("win", "points", "place", "win_place"))
     if args.reward != "win_place" and args.place_weight != Args.place_weight:
         raise TrainingError(f"--place-weight {args.place_weight}: only --reward win_place uses "
                             f"it (the reward is {args.reward!r})")
     if args.vec_env not in ("auto", "dummy", "subproc"):
         raise _args.refuse("vec_env", args.vec_env, "must be auto, dummy or subproc")
-    table_sizes(args)
+    table_sizes(Tables.of(args))
     _args.weighted(args.rule_presets or "default", "--rule-presets", allowed=list(PRESETS))
     try:
         players = ints(args.eval_players)
@@ -288,11 +276,9 @@ def make_env(args: Args, rank: int) -> Callable[[], Any]:
     """A thunk building env ``rank`` (CleanRL's ``make_env``), with episode statistics."""
 
     def thunk() -> Any:
-        from stable_baselines3.common.monitor import Monitor
+        from stable_baselines3.common.monitor import Monitor  # the train extra
 
-        from .envs import make_training_env
-
-        return Monitor(make_training_env(args, rank))
+        return Monitor(make_training_env(Tables.of(args), rank))
 
     return thunk
 
@@ -313,10 +299,8 @@ def learning_rate(args: Args) -> float | Callable[[float], float]:
 def new_model(args: Args, vec_env: Any, hyper: dict[str, Any]) -> Any:
     """An untrained MaskablePPO of ``args``' architecture (scaled input; asymmetric critic
     with ``--critic-state``)."""
-    import torch
+    import torch  # the train extra, as the imports below
     from sb3_contrib import MaskablePPO
-
-    from uno_mk_env.engine.observation import OBS_SIZE
 
     from .policies import AsymmetricActorCriticPolicy, ScaledObservationExtractor
 
@@ -342,18 +326,17 @@ def seeds(args: Args) -> dict[str, str]:
         "torch, numpy global, python random, SB3": "seed",
         "env rank r (first reset; table draws)": "seed + r",
         "opponent seat s of env r, table t > 0": "derive_seed(seed, r, s[, t])",
-        "behaviour cloning": "derive_seed(seed, 3000..3003)",
+        "behaviour cloning": f"derive_seed(seed, {Stream.CLONING_TEACHER}.."
+                             f"{Stream.CLONING_SPLIT})",
         "periodic evaluation vs opponent i (players n != num_players)":
-            "derive_seed(seed, 1000, i, 0[, n])",
-        "final evaluation": "derive_seed(seed, 1000, i, 1[, n])",
-        "snapshot k": "derive_seed(seed, 2000, k)",
+            f"derive_seed(seed, {Stream.EVALUATION}, i, 0[, n])",
+        "final evaluation": f"derive_seed(seed, {Stream.EVALUATION}, i, 1[, n])",
+        "snapshot k": f"derive_seed(seed, {Stream.SNAPSHOT}, k)",
     }
 
 
 def last_logged(progress_csv: Path, key: str) -> float | None:
     """The last value of ``key`` in stable-baselines3's ``progress.csv`` (``None``: never)."""
-    import csv
-
     if not progress_csv.is_file():
         return None
     value = None
@@ -365,13 +348,16 @@ def last_logged(progress_csv: Path, key: str) -> float | None:
 
 
 # ------------------------------------------------------------------------------------ train
-def train(args: Args, invocation: str | None = None) -> dict[str, Any]:
+def train(args: Args, invocation: str | None = None,
+          started: float | None = None) -> dict[str, Any]:
     """Trains, evaluates and saves (see the module docstring).
 
     Args:
         args: the arguments (after :func:`inherit_resume_args` for a resume from the command
             line).
         invocation: the command as typed, recorded next to the reproducing ``command``.
+        started: when the command began on the ``time.monotonic()`` clock (default: now):
+            the start of the ``--max-minutes`` budget.
 
     Returns:
         The run's summary: ``run_dir``, ``timesteps``, ``complete`` (False when
@@ -384,11 +370,8 @@ def train(args: Args, invocation: str | None = None) -> dict[str, Any]:
         TrainingError: a refused request (one line; nothing is created).
         OutputPathError: an output place that cannot be written.
     """
+    budget = Budget(args.max_minutes, start=started)
     check_args(args)
-    from uno_mk_env.evaluation.tournament import check_output_dir
-
-    from .provenance import shipped_paths, zip_target
-
     # Everything that can be refused is checked before a run folder is made.
     start_steps = 0
     if args.resume:
@@ -402,23 +385,62 @@ def train(args: Args, invocation: str | None = None) -> dict[str, Any]:
         check_output_dir(target.parent, [p.name for p in shipped_paths(target)])
     check_output_dir(args.runs_dir, [])
     return _train(args, invocation, start_steps, target,
-                  resume_path if args.resume else None)
+                  resume_path if args.resume else None, budget)
+
+
+def _model(args: Args, vec_env: Any, hyper: dict[str, Any], resume_path: Path | None
+           ) -> tuple[Any, list[dict[str, Any]], Path | None]:
+    """The model to train (``--resume``'s, or a new one), the curve so far and the run folder
+    the checkpoint came from (``None``: a new model)."""
+    from .policies import load_model  # stable-baselines3 (the train extra)
+
+    if resume_path is None:
+        return new_model(args, vec_env, hyper), [], None
+    model = load_model(resume_path, env=vec_env, **hyper)
+    model.set_random_seed(args.seed)
+    # Keep the earlier runs' curve (their periodic evaluations): the run directory's when
+    # the checkpoint sits in one (and its self-play league), else a shipped model's curve.
+    old_run = run_dir_of(resume_path)
+    earlier = old_run / "eval.csv"
+    if not earlier.is_file():
+        earlier = resume_path.with_name(f"{resume_path.stem}_curve.csv")
+    eval_rows = []
+    if earlier.is_file():
+        eval_rows = [r for r in read_eval_csv(earlier, args.num_players)
+                     if r["timesteps"] <= model.num_timesteps and r["kind"] == "eval"]
+    return model, eval_rows, old_run
+
+
+def _warm_start(model: Any, args: Args, run_dir: Path, config: dict[str, Any],
+                budget: Budget) -> dict[str, Any] | None:
+    """Behaviour cloning of ``--bc-teacher`` (reported in ``config.json``); ``None``, or how
+    it diverged (the policy's weights before it are put back)."""
+    from .policies import SB3Clonable  # stable-baselines3 (the train extra)
+
+    before = copy.deepcopy(model.policy.state_dict())
+    t0 = time.time()
+    try:
+        bc = behaviour_cloning(SB3Clonable(model.policy), Tables.of(args), Cloning.of(args),
+                               collect_until=budget.at(Budget.BC_COLLECT_SHARE),
+                               train_until=budget.at(Budget.BC_SHARE))
+    except NonFinite as e:
+        model.policy.load_state_dict(before)
+        return {"reason": str(e), "at_timesteps": 0, "kept_timesteps": 0}
+    bc["seconds"] = round(time.time() - t0, 1)
+    config["behaviour_cloning"] = bc
+    write_json(run_dir / "config.json", config)
+    print(f"behaviour cloning of {args.bc_teacher}: {bc}", flush=True)
+    return None
 
 
 def _train(args: Args, invocation: str | None, start_steps: int, target: Path | None,
-           resume_path: Path | None) -> dict[str, Any]:
+           resume_path: Path | None, budget: Budget) -> dict[str, Any]:
+    # torch and stable-baselines3 (the train extra) load here, after the thread policy is set
     import torch
     from stable_baselines3.common.logger import configure
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    from uno_mk_env.agents.policy_file import export_policy
-    from uno_mk_env.engine.observation import OBS_PIECES
-
-    from .behaviour_cloning import behaviour_cloning
     from .callbacks import EvalAndSelfPlay
-    from .curves import EVAL_COLUMNS
-    from .policies import load_model
-    from .provenance import source_commit, versions
 
     run_name, run_dir = new_run_dir(args)
 
@@ -426,7 +448,7 @@ def _train(args: Args, invocation: str | None, start_steps: int, target: Path | 
     random.seed(args.seed)
     np.random.seed(args.seed)  # noqa: NPY002 - SB3's rollout buffer shuffles with the global one
     torch.manual_seed(args.seed)
-    torch.set_num_threads(args.torch_threads)
+    set_thread_policy(args.torch_threads)  # torch's intra-op threads, now that it is loaded
     # Argument checks of torch.distributions cost ~10 % of a rollout step; the masks are valid.
     torch.distributions.Distribution.set_default_validate_args(False)
 
@@ -444,22 +466,7 @@ def _train(args: Args, invocation: str | None, start_steps: int, target: Path | 
         max_grad_norm=args.max_grad_norm, target_kl=args.target_kl or None,
         verbose=args.verbose,
     )
-    eval_rows: list[dict[str, Any]] = []
-    old_run = None
-    if resume_path is not None:
-        model = load_model(resume_path, env=vec_env, **hyper)
-        model.set_random_seed(args.seed)
-        # Keep the earlier runs' curve (their periodic evaluations): the run directory's when
-        # the checkpoint sits in one (and its self-play league), else a shipped model's curve.
-        old_run = run_dir_of(resume_path)
-        earlier = old_run / "eval.csv"
-        if not earlier.is_file():
-            earlier = resume_path.with_name(f"{resume_path.stem}_curve.csv")
-        if earlier.is_file():
-            eval_rows = [r for r in read_eval_csv(earlier, args.num_players)
-                         if r["timesteps"] <= model.num_timesteps and r["kind"] == "eval"]
-    else:
-        model = new_model(args, vec_env, hyper)
+    model, eval_rows, old_run = _model(args, vec_env, hyper, resume_path)
     model.set_logger(configure(str(run_dir), ["tensorboard", "csv"]
                                + (["stdout"] if args.verbose else [])))
 
@@ -481,66 +488,73 @@ def _train(args: Args, invocation: str | None, start_steps: int, target: Path | 
         "policy_kwargs": {k: (v.__name__ if isinstance(v, type) else v)
                           for k, v in model.policy_kwargs.items()},
     }
-
-    def write_config() -> None:
-        (run_dir / "config.json").write_text(json.dumps(config, indent=2) + "\n")
-
-    write_config()
-    if args.bc_teacher and resume_path is None:
-        t0 = time.time()
-        bc = behaviour_cloning(model, args)
-        bc["seconds"] = round(time.time() - t0, 1)
-        config["behaviour_cloning"] = bc
-        write_config()
-        print(f"behaviour cloning of {args.bc_teacher}: {bc}", flush=True)
+    write_json(run_dir / "config.json", config)
+    diverged: dict[str, Any] | None = None
+    # --bc-steps 0: no cloning (behaviour cloning never runs on a resume either)
+    if args.bc_teacher and args.bc_steps > 0 and resume_path is None:
+        diverged = _warm_start(model, args, run_dir, config, budget)
     start = time.time()
-    callback = EvalAndSelfPlay(args, run_dir, eval_rows, vec_env, start)
+    callback = EvalAndSelfPlay(args, run_dir, eval_rows, vec_env, start, budget)
     if args.checkpoint_every > 0:
         (run_dir / "checkpoints").mkdir(exist_ok=True)
-        (run_dir / "checkpoints" / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+        write_json(run_dir / "checkpoints" / "config.json", config)
     if old_run is not None and args.snapshot_every > 0:
         old_snapshots = sorted((old_run / "snapshots").glob("snapshot_*.zip"),
                                key=lambda p: int(p.stem.split("_")[1]))
         for path in old_snapshots[-args.max_snapshots:]:
             callback.add(str(path))
 
-    model.learn(args.total_timesteps - start_steps, callback=callback,
-                progress_bar=args.progress, reset_num_timesteps=resume_path is None)
-    complete = model.num_timesteps == args.total_timesteps and not callback.timed_out
-    callback.finish()
+    if diverged is None:
+        model.learn(args.total_timesteps - start_steps, callback=callback,
+                    progress_bar=args.progress, reset_num_timesteps=resume_path is None)
+        if callback.keep_finite():  # the last update's weights
+            callback.finish()
+        diverged = callback.diverged
+        if diverged is not None:
+            model.num_timesteps = callback.good_steps  # the weights kept are those
+    complete = (model.num_timesteps == args.total_timesteps and not callback.timed_out
+                and diverged is None)
     train_seconds = time.time() - start
     steps_done = model.num_timesteps - start_steps
 
-    model.save(run_dir / "final.zip")
+    save_model(model, run_dir / "final.zip")
     export_policy(run_dir / "final.zip", run_dir / "final.npz", provenance={
         "run_dir": str(run_dir), "timesteps": int(model.num_timesteps)})
-    final = callback.evaluate(args.final_eval_games, tag="final_eval")
+    final = [] if diverged else callback.evaluate(callback.final_games(), tag="final_eval")
     vec_env.close()
     summary: dict[str, Any] = {
         "run_dir": str(run_dir), "timesteps": model.num_timesteps, "complete": complete,
-        "stopped_by": "max_minutes" if callback.timed_out else "total_timesteps",
+        "stopped_by": "diverged" if diverged else "max_minutes" if callback.timed_out
+        else "total_timesteps",
         "train_seconds": round(train_seconds, 1),
         "steps_per_second": round(steps_done / max(train_seconds, 1e-9), 1),
         "final_eval": [{k: r[k] for k in EVAL_COLUMNS if k in r} for r in final],
         "best": callback.best,
         "explained_variance": last_logged(run_dir / "progress.csv", "train/explained_variance"),
     }
-    if callback.best is None:
+    if callback.best is None and diverged is None:
         summary["best_note"] = ("no evaluation after training started (raise the step budget "
                                 "or lower --eval-every): no best.zip")
-    summary["policy"] = str(target.with_suffix(".npz") if target else run_dir / "final.npz")
-    if target is not None:
-        from .provenance import ship
-        from .resume import config_chain
-
+    summary["policy"] = str(run_dir / "final.npz")
+    if diverged is not None:
+        summary["diverged"] = diverged
+    elif target is not None:
+        summary["policy"] = str(target.with_suffix(".npz"))
         info = {**config, "complete": complete, "summary": summary,
                 "selection": {"method": "the final model of the run"},
                 "resumed_from": config_chain(run_dir)[1:]}
         ship(model, target, info, eval_rows, args.num_players,
              f"{target.name}: {args.num_players} players, seed {args.seed}",
              npz_provenance={"run_dir": str(run_dir)})
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    write_json(run_dir / "summary.json", summary)
     model.logger.close()  # progress.csv and the TensorBoard events file
+    if diverged is not None:
+        raise TrainingDiverged(
+            f"{'training' if diverged['at_timesteps'] else 'behaviour cloning'} diverged "
+            f"({diverged['reason']}); the last finite policy (step "
+            f"{diverged['kept_timesteps']:,}) is {run_dir / 'final.npz'}, and "
+            f"{run_dir / 'summary.json'} says so (try a lower --learning-rate, --bc-lr or "
+            "--max-grad-norm)")
     return summary
 
 
@@ -548,20 +562,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m uno_mk_env.training.train_ppo``: 0 when trained, 2 with a one-line error when
     the request is refused (a bad value, a missing checkpoint, nothing left to train, a changed
     hyperparameter on ``--resume``, an output place that cannot be written)."""
-    from uno_mk_env.evaluation.tournament import OutputPathError
-
-    from .summary import print_summary
-
+    started = process_start()
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
-    os.environ.setdefault("OMP_NUM_THREADS", str(args.torch_threads))
+    set_thread_policy(args.torch_threads)  # before torch is imported
     try:
         if args.resume:
             args = inherit_resume_args(args, given_fields(argv))
-        summary = train(args, invocation=" ".join([PROG, *argv]))
-    except (TrainingError, OutputPathError) as e:
+        summary = train(args, invocation=" ".join([PROG, *argv]), started=started)
+    except OutputPathError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
+    except UnoMkError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return e.exit_code
     print_summary(summary)
     print(f"agent: ppo:{summary['policy']}", flush=True)
     return 0

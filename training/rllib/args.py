@@ -8,6 +8,8 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from uno_mk_env.engine.rewards import REWARD_MODES
+
 from .. import args as _args
 from ..args import TrainArgs, TrainingError
 
@@ -105,8 +107,6 @@ def check_args(args: Args) -> None:
     Raises:
         TrainingError: the first bad argument, naming its value and what is allowed.
     """
-    from uno_mk_env.engine.rewards import REWARD_MODES
-
     _args.check(args, rewards=REWARD_MODES)
     if args.opponent_prob > 0 and not _args.specs(args.opponents):
         raise _args.refuse("opponents", args.opponents,

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from uno_mk_env.agents.policy_file import load_policy, write_policy
 from uno_mk_env.files import read_json
 
 from ..args import TrainingError
@@ -41,8 +42,6 @@ def export_module(state: dict[str, Any], activation: str, destination: str | Pat
     ``.npz`` (:func:`uno_mk_env.agents.policy_file.write_policy`): its input scale, hidden layers
     and
     logits layer; the agent ``ppo:PATH`` plays it with numpy alone."""
-    from uno_mk_env.agents.policy_file import write_policy
-
     return write_policy(actor_layers(state), activation, destination,
                         scale=np.asarray(state["scale"], np.float32),
                         provenance={"trainer": "ray-rllib", **(provenance or {})})
@@ -113,7 +112,6 @@ def restored_weights_match(state: dict[str, Any], policy: Path) -> bool | None:
     ``policy.npz``); ``None`` when there is no such file."""
     if not policy.is_file():
         return None
-    from uno_mk_env.agents.policy_file import load_policy
 
     actor, _ = load_policy(policy)
     mine = actor_layers(state)

@@ -5,6 +5,7 @@ called."""
 from __future__ import annotations
 
 import os
+import socket
 from typing import Any
 
 from ..args import TrainingError
@@ -70,8 +71,6 @@ def check_reachable(address: str, source: str = "--address", timeout: float = 10
     Raises:
         TrainingError: the port is closed or the host unknown, in one line.
     """
-    import socket
-
     host, sep, port = address.rpartition(":")
     if not sep or not port.isdigit() or "://" in address or not host:
         return
@@ -99,8 +98,6 @@ def env_runner_placement(algo: Any) -> list[dict[str, Any]]:
     import ray
 
     def where(runner: Any) -> dict[str, Any]:
-        import socket
-
         return {"node": ray.get_runtime_context().get_node_id(), "host": socket.gethostname(),
                 "pid": os.getpid(), "ppid": os.getppid()}
 

@@ -5,23 +5,25 @@ RLModule. Imports Ray."""
 
 from __future__ import annotations
 
-import dataclasses
-import types
+import copy
 from collections.abc import Sequence
 from typing import Any, cast
 
+import torch
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from .. import args as _args
+from ..behaviour_cloning import Cloning, behaviour_cloning
+from ..envs import Tables
 from .args import Args
 from .callbacks import MaskCheckCallback
 from .env import UnoMultiAgentEnv
 from .league import LEARNER_AGENT, MAIN, LeagueMapping, league_modules
 from .module import MaskedActorCritic
 
-__all__ = ["behaviour_cloning_warm_start", "build_config", "env_config"]
+__all__ = ["RLlibClonable", "behaviour_cloning_warm_start", "build_config", "env_config"]
 
 
 def env_config(args: Args) -> dict[str, Any]:
@@ -73,38 +75,38 @@ def build_config(args: Args, num_env_runners: int, league: Sequence[str] = ()) -
     )
 
 
-class _SB3PolicyView:
-    """What :func:`uno_mk_env.training.behaviour_cloning.behaviour_cloning` uses of an SB3
-    policy, over a :class:`MaskedActorCritic`: its parameters, the masked action distribution,
-    the values and the value layers (for early stopping)."""
+class RLlibClonable:
+    """A :class:`MaskedActorCritic` as behaviour cloning's
+    :class:`~uno_mk_env.training.behaviour_cloning.Clonable`: its parameters, the masked
+    log-probabilities and values of a batch, and its value network's weights."""
 
-    def __init__(self, module: Any) -> None:
+    def __init__(self, module: MaskedActorCritic) -> None:
         self.module = module
-        self.mlp_extractor = types.SimpleNamespace(value_net=module.vf[:-1])
-        self.value_net = module.vf[-1]
 
     def parameters(self) -> Any:
         return self.module.parameters()
 
-    def get_distribution(self, obs: Any, action_masks: Any) -> Any:
-        import torch
-
+    def log_probs_and_values(self, obs: Any, masks: Any) -> tuple[Any, Any]:
         x = obs * self.module.scale
-        logits = self.module._masked_logits(x, torch.as_tensor(action_masks))
-        return types.SimpleNamespace(distribution=torch.distributions.Categorical(
-            logits=logits))
+        logits = self.module._masked_logits(x, masks)
+        return torch.log_softmax(logits, dim=1), self.module.vf(x).flatten()
 
-    def predict_values(self, obs: Any) -> Any:
-        return self.module.vf(obs * self.module.scale)
+    def value_state(self) -> Any:
+        return copy.deepcopy(self.module.vf.state_dict())
+
+    def load_value_state(self, state: Any) -> None:
+        self.module.vf.load_state_dict(state)
 
 
 def behaviour_cloning_warm_start(algo: Any, args: Args) -> dict[str, Any]:
-    """Fits ``main`` to ``--bc-teacher`` with the sb3 path's behaviour cloning (demonstrations
-    from its training env: the teacher in one seat, ``--opponents`` or ``greedy,strategic`` in
-    the others, no self-play), then gives the weights to the learner and the env runners."""
-    from .. import train_ppo
-    from ..behaviour_cloning import behaviour_cloning
+    """Fits ``main`` to ``--bc-teacher`` with the behaviour cloning of every backend
+    (demonstrations from the training env: the teacher in one seat, ``--opponents`` or
+    ``greedy,strategic`` in the others, no self-play), then gives the weights to the learner
+    and the env runners.
 
+    Raises:
+        NonFinite: the clone diverged (``main`` keeps its weights).
+    """
     env = UnoMultiAgentEnv({"num_players": args.num_players})
     module = cast(MaskedActorCritic, RLModuleSpec(  # build() makes a module_class
         module_class=MaskedActorCritic,
@@ -113,14 +115,12 @@ def behaviour_cloning_warm_start(algo: Any, args: Args) -> dict[str, Any]:
         model_config={"hidden": _args.ints(args.net_arch), "activation": args.activation},
     ).build())
     module.set_state(algo.learner_group.get_weights([MAIN])[MAIN])
-    demo_args = dataclasses.replace(
-        train_ppo.Args(), num_players=args.num_players, reward=args.reward,
-        max_steps=args.max_steps, opponents=args.opponents or "greedy,strategic",
-        opponent_weights="", self_play_prob=0.0, seed=args.seed, gamma=args.gamma,
-        bc_teacher=args.bc_teacher, bc_steps=args.bc_steps, bc_epochs=args.bc_epochs,
-        bc_lr=args.bc_lr, bc_smoothing=args.bc_smoothing, max_grad_norm=args.grad_clip)
+    tables = Tables(num_players=args.num_players, seed=args.seed,
+                    opponents=args.opponents or "greedy,strategic", reward=args.reward,
+                    max_steps=args.max_steps)
     module.train()
-    report = behaviour_cloning(types.SimpleNamespace(policy=_SB3PolicyView(module)), demo_args)
+    report = behaviour_cloning(RLlibClonable(module), tables,
+                               Cloning.of(args, max_grad_norm=args.grad_clip))
     module.eval()
     state = {k: v.detach().cpu().numpy() for k, v in module.state_dict().items()}
     algo.learner_group.set_weights({MAIN: state})
@@ -128,4 +128,3 @@ def behaviour_cloning_warm_start(algo: Any, args: Args) -> dict[str, Any]:
                                        policies=[MAIN], inference_only=True,
                                        timeout_seconds=60.0)
     return report
-

@@ -18,7 +18,7 @@ import numpy as np
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
 from uno_mk_env.agents.base import build_agent
-from uno_mk_env.engine.seeding import derive_seed
+from uno_mk_env.engine.seeding import Stream, derive_seed
 from uno_mk_env.envs.aec import raw_env
 from uno_mk_env.envs.agent import agent_action
 
@@ -49,10 +49,11 @@ class UnoMultiAgentEnv(PettingZooEnv):
         self.league_prob = float(config.get("league_prob", 0.0))
         self.opponent_prob = float(config.get("opponent_prob", 0.0))
         root = int(config.get("seed", 0))
-        self._rng = np.random.default_rng(derive_seed(root, 7, worker, vector))
+        self._rng = np.random.default_rng(derive_seed(root, Stream.LEAGUE_SEATS, worker, vector))
         specs = [str(s) for s in config.get("opponents") or []]
         # one agent object per seat and spec: rule-based agents remember a game's history
-        self._fixed = [[build_agent(spec, seed=derive_seed(root, 8, worker, vector, seat, i))
+        self._fixed = [[build_agent(spec, seed=derive_seed(root, Stream.FIXED_SEATS, worker,
+                                                           vector, seat, i))
                         for i, spec in enumerate(specs)] for seat in range(n)]
         self.learner_ids = [LEARNER_AGENT.format(s) for s in range(n)]
         self.league_ids = [LEAGUE_AGENT.format(s) for s in range(n)]

@@ -5,18 +5,26 @@ line. Imports Ray only once the arguments are checked (a missing Ray is one line
 from __future__ import annotations
 
 import dataclasses
-import os
+import math
+import signal
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from uno_mk_env.engine.seeding import derive_seed
+import numpy as np
+
+from uno_mk_env.agents.threads import set_thread_policy
+from uno_mk_env.engine.seeding import Stream, derive_seed
+from uno_mk_env.errors import UnoMkError
 
 from .. import args as _args
-from ..args import TrainingError
-from ..outputs import copy_file, write_json
+from ..args import TrainingDiverged, TrainingError
+from ..curves import RLLIB_STEPS, eval_line, evaluate, plot_curve, write_eval_csv
+from ..divergence import NonFinite
+from ..outputs import copy_file, new_run_dir, write_json
+from ..provenance import source_commit
 from ..summary import TablePrinter, print_summary
 from .args import PROG, Args, check_args, parse_args
 from .checkpoints import (
@@ -66,14 +74,15 @@ def train(args: Args, invocation: str | None = None) -> dict[str, Any]:
 
 def _train(args: Args, invocation: str | None, meta: dict[str, Any] | None,
            target: Path | None, ray_info: dict[str, Any]) -> dict[str, Any]:
+    # torch and Ray's RLlib (the rllib extra) load here, after the thread policy is set
     import torch
 
-    from ..provenance import source_commit
+    from .config import build_config
 
     torch.manual_seed(args.seed)
-    torch.set_num_threads(args.torch_threads)
+    set_thread_policy(args.torch_threads)  # torch's intra-op threads, now that it is loaded
     runners = resolve_env_runners(args, ray_info["cpus"])
-    run_name, run_dir = _args.new_run_dir(args)
+    run_name, run_dir = new_run_dir(args)
     league, eval_rows = _resumed_league(args, meta)
     config = {
         "run_name": run_name, "run_dir": str(run_dir), "args": dataclasses.asdict(args),
@@ -89,8 +98,6 @@ def _train(args: Args, invocation: str | None, meta: dict[str, Any] | None,
     say(f"rllib: {where}; {runners} env runner(s) x {args.envs_per_runner} env(s), "
          f"{args.num_learners or 'local'} learner(s); run {run_dir}")
 
-    from .config import build_config
-
     algo = build_config(args, runners, league.slots).build_algo()
     outputs = Outputs(run_dir, args.num_players)
     try:
@@ -102,21 +109,28 @@ def _train(args: Args, invocation: str | None, meta: dict[str, Any] | None,
         run = _Run(algo, args, run_dir, outputs, league, eval_rows,
                    int(meta.get("timesteps", 0)) if meta else 0)
         start_steps = run.steps
-        if args.bc_teacher and meta is None:
-            _warm_start(algo, args, run_dir, config)
-        if not any(r["timesteps"] == run.steps and r["kind"] == "eval" for r in eval_rows):
-            run.run_eval("eval", args.eval_games)
-        iteration, row, result = _train_loop(run)
+        # --bc-steps 0: no cloning (nor on a resume)
+        if args.bc_teacher and args.bc_steps > 0 and meta is None:
+            run.diverged = _warm_start(algo, args, run_dir, config)
+        iteration, row, result = 0, None, None
+        if run.diverged is None:
+            if not any(r["timesteps"] == run.steps and r["kind"] == "eval" for r in eval_rows):
+                run.run_eval("eval", args.eval_games)
+            run.good = run.main_weights()
+            iteration, row, result = _train_loop(run)
         steps = run.steps
         train_seconds = time.time() - run.start
-        last = run.checkpoint()
+        last = run.checkpoint() if run.diverged is None else None
         final = run.export(run_dir / "final.npz")
-        final_rows = run.run_eval("final_eval", args.final_eval_games)
+        final_rows = run.run_eval("final_eval", args.final_eval_games) if (
+            run.diverged is None) else []
         summary = {
-            "run_dir": str(run_dir), "timesteps": steps, "checkpoint": str(last),
-            "policy": str(final),
+            "run_dir": str(run_dir), "timesteps": steps,
+            "checkpoint": str(last) if last else None, "policy": str(final),
             # False when --max-minutes ended the run before --total-timesteps
-            "complete": steps >= args.total_timesteps,
+            "complete": steps >= args.total_timesteps and run.diverged is None,
+            "stopped_by": "diverged" if run.diverged else "total_timesteps"
+            if steps >= args.total_timesteps else "max_minutes",
             "train_seconds": round(train_seconds, 1),
             "steps_per_second": round((steps - start_steps) / max(train_seconds, 1e-9), 1),
             "checked_actions": row["checked_actions"] if row is not None else 0,
@@ -128,6 +142,14 @@ def _train(args: Args, invocation: str | None, meta: dict[str, Any] | None,
             "resumed_weights_match": config.get("resumed_weights_match"),
             "final_eval": [{k: r[k] for k in r if k != "result"} for r in final_rows],
         }
+        if run.diverged is not None:
+            summary["diverged"] = run.diverged
+            write_json(run_dir / "summary.json", summary)
+            raise TrainingDiverged(
+                f"{'training' if run.diverged['at_timesteps'] else 'behaviour cloning'} "
+                f"diverged ({run.diverged['reason']}); the last finite policy (step {steps:,}) "
+                f"is {final}, and {run_dir / 'summary.json'} says so (try a lower "
+                "--learning-rate, --bc-lr or --grad-clip)")
         write_json(run_dir / "summary.json", summary)
         if target is not None:
             summary["policy"] = str(_ship(run, target, config, summary))
@@ -165,25 +187,33 @@ def _restore(algo: Any, args: Args, league: League, config: dict[str, Any]) -> N
                             f"differ from the checkpoint's {CHECKPOINT_POLICY}")
 
 
-def _warm_start(algo: Any, args: Args, run_dir: Path, config: dict[str, Any]) -> None:
-    """Behaviour cloning of ``--bc-teacher`` before PPO, reported in ``config.json``."""
+def _warm_start(algo: Any, args: Args, run_dir: Path, config: dict[str, Any]
+                ) -> dict[str, Any] | None:
+    """Behaviour cloning of ``--bc-teacher`` before PPO, reported in ``config.json``;
+    ``None``, or how it diverged (``main`` keeps its weights)."""
+    from .config import behaviour_cloning_warm_start  # Ray (the rllib extra)
+
     t0 = time.time()
     say(f"behaviour cloning of {args.bc_teacher}: {args.bc_steps:,} decisions, "
          f"{args.bc_epochs} epochs")
-    from .config import behaviour_cloning_warm_start
-
-    bc = behaviour_cloning_warm_start(algo, args)
+    try:
+        bc = behaviour_cloning_warm_start(algo, args)
+    except NonFinite as e:
+        return {"reason": str(e), "at_timesteps": 0, "kept_timesteps": 0}
     bc["seconds"] = round(time.time() - t0, 1)
     config["behaviour_cloning"] = bc
     write_json(run_dir / "config.json", config)
     say(f"behaviour cloning: {bc}")
+    return None
 
 
 class _Run:
     """A run's learner and what it writes as it trains: ``steps`` (env steps so far),
     ``eval_rows`` (every evaluation, those of a resumed checkpoint first), ``best`` and
     ``latest`` (the win rate against the last ``--eval-opponents`` agent at the best and at the
-    latest evaluation) and ``start`` (the time training started)."""
+    latest evaluation), ``start`` (the time training started), the last finite weights of
+    ``main`` (``good``, after ``good_steps``) and how the run diverged (``diverged``, or
+    ``None``)."""
 
     def __init__(self, algo: Any, args: Args, run_dir: Path, outputs: Outputs,
                  league: League, eval_rows: list[dict[str, Any]], steps: int) -> None:
@@ -199,9 +229,33 @@ class _Run:
                          and r["opponent"] == _args.specs(args.eval_opponents)[-1]),
                         default=-1.0)
         self.latest = -1.0
+        self.good: dict[str, Any] | None = None
+        self.good_steps = steps
+        self.diverged: dict[str, Any] | None = None
 
     def main_weights(self) -> dict[str, Any]:
         return self.algo.learner_group.get_weights([MAIN])[MAIN]
+
+    def keep_finite(self, result: dict[str, Any]) -> bool:
+        """After a training iteration: keeps ``main``'s weights as the last finite ones and
+        returns True, or, when they or the iteration's loss are not finite, gives the learner
+        and the env runners the last finite ones back, records :attr:`diverged` and returns
+        False."""
+        weights = self.main_weights()
+        loss = (result.get("learners") or {}).get(MAIN, {}).get("total_loss")
+        finite = all(np.isfinite(np.asarray(v)).all() for v in weights.values())
+        if finite and (loss is None or math.isfinite(float(loss))):
+            self.good, self.good_steps = weights, self.steps
+            return True
+        self.diverged = {"reason": "weights not finite" if not finite
+                         else f"a non-finite loss ({float(loss)})",
+                         "at_timesteps": self.steps, "kept_timesteps": self.good_steps}
+        self.algo.learner_group.set_weights({MAIN: self.good})
+        self.algo.env_runner_group.sync_weights(
+            from_worker_or_learner_group=self.algo.learner_group, policies=[MAIN],
+            inference_only=True, timeout_seconds=60.0)
+        self.steps = self.good_steps
+        return False
 
     def export(self, path: Path) -> Path:
         args = self.args
@@ -210,8 +264,6 @@ class _Run:
             "num_players": args.num_players})
 
     def run_eval(self, tag: str, games: int) -> list[dict[str, Any]]:
-        from ..curves import eval_line, evaluate
-
         args = self.args
         started = time.time()
         path = self.export(self.run_dir / "eval_policy.npz")
@@ -219,7 +271,8 @@ class _Run:
         for i, opponent in enumerate(_args.specs(args.eval_opponents)):
             # The same deals at every evaluation (common random numbers).
             r = evaluate(str(path), opponent, args.num_players, games,
-                         seed=derive_seed(args.seed, 1000, i, int(tag == "final_eval")),
+                         seed=derive_seed(args.seed, Stream.EVALUATION, i,
+                                          int(tag == "final_eval")),
                          workers=args.eval_workers)
             del r["result"]
             r.update(timesteps=self.steps, kind=tag, wall_s=round(time.time() - self.start, 1))
@@ -282,6 +335,9 @@ def _train_loop(run: _Run) -> tuple[int, dict[str, Any] | None, dict[str, Any] |
         iteration += 1
         now = time.time()
         steps = run.steps = int(result["env_runners"]["num_env_steps_sampled_lifetime"])
+        if not run.keep_finite(result):
+            say(f"diverged at {steps:,} env steps: {run.diverged}")
+            break
         rate = (steps - last_steps) / max(float(result.get("time_this_iter_s") or 0.0)
                                           or now - last_time, 1e-9)
         last_time, last_steps = now, steps
@@ -331,8 +387,6 @@ def _module_steps(result: dict[str, Any] | None) -> dict[str, int]:
 def _ship(run: _Run, target: Path, config: dict[str, Any], summary: dict[str, Any]) -> Path:
     """Writes the final policy to ``--save-path`` with its ``.json`` provenance and its curve
     (``.csv`` and ``.png``); returns the policy."""
-    from ..curves import RLLIB_STEPS, plot_curve, write_eval_csv
-
     args = run.args
     shipped = export_module(run.main_weights(), args.activation, target, provenance={
         "timesteps": run.steps, "seed": args.seed, "num_players": args.num_players,
@@ -352,20 +406,18 @@ def main(argv: Sequence[str] | None = None, table: TablePrinter | None = None) -
     """``uno-mk train --backend rllib`` / ``python -m uno_mk_env.training.rllib``: 0 when
     trained (a summary table drawn by ``table``, plain text by default, then the last line
     ``agent: ppo:<policy .npz>``), 2 with a one-line error when the request is refused."""
-    import signal
-
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
-    os.environ.setdefault("OMP_NUM_THREADS", str(args.torch_threads))
+    set_thread_policy(args.torch_threads)  # before torch is imported
     # SIGTERM ends the run through the finally blocks (the algorithm and a local Ray stopped).
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     try:
         if args.resume:
             args = resume_args(args, _args.given_fields(Args, argv))
         summary = train(args, invocation=" ".join([PROG, *argv]))
-    except TrainingError as e:
+    except UnoMkError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
-        return 2
+        return e.exit_code
     finally:
         signal.signal(signal.SIGTERM, previous)
     print_summary(summary, sys.stdout, table)

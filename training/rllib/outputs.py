@@ -5,11 +5,14 @@ Ray."""
 from __future__ import annotations
 
 import csv
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..curves import RLLIB_STEPS, plot_curve, write_eval_csv
+from ..provenance import versions as package_versions
 from .league import MAIN, League
 
 __all__ = ["PROGRESS_COLUMNS", "Outputs", "iteration_row", "say", "versions"]
@@ -97,8 +100,6 @@ class Outputs:
                      row["timesteps"], "train")
 
     def evals(self, rows: list[dict[str, Any]], all_rows: list[dict[str, Any]]) -> None:
-        from ..curves import RLLIB_STEPS, plot_curve, write_eval_csv
-
         for r in rows:
             name = r["opponent"].replace(":", "_")
             self.scalars({f"win_rate_vs_{name}": r["win_rate"],
@@ -117,10 +118,6 @@ class Outputs:
 
 
 def versions() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    from ..provenance import versions as package_versions
-
     out = package_versions()
     try:
         out["ray"] = version("ray")
