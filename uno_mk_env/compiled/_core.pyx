@@ -127,13 +127,14 @@ cdef extern from "uno_batch.h" nogil:
         uno_game g
         uno_pcg64 rng
         int seat
+        int pending
         int nagents
         uno_agent agents[9]
         int agent_of[9]
     ctypedef struct uno_batch:
         uno_rules rules
         uno_agent_params params
-        int num, learner_seat, self_play, points_mode
+        int num, learner_seat, self_play, points_mode, same_step
         double penalty
         int64_t max_steps
         uno_table *tables
@@ -909,6 +910,10 @@ cdef class BatchedTables:
         max_steps: truncation after that many decisions of all seats (``KEEP`` not counted,
             never inside a ``play_drawn`` decision), or ``None``.
         self_play: see above.
+        same_step: auto-reset an ended table inside the step it ends (``SAME_STEP``); else
+            the table shows its ended episode's last observation and an all-``False`` mask, and
+            the next :meth:`step` deals it again, ignoring its action (``NEXT_STEP``; a caller
+            that wants ``DISABLED`` deals it with :meth:`reset` ``indices`` instead).
         strategic_params: the ``strategic`` agents' weights (a ``StrategicParams`` or a
             mapping of its fields); default :data:`STRATEGIC_DEFAULTS`.
         **rule_options: the rule options (:class:`uno_mk_env.Rules`).
@@ -942,7 +947,7 @@ cdef class BatchedTables:
 
     def __init__(self, num_envs, num_players=2, opponents=None, learner_seat=None,
                  reward="win", illegal_action_penalty=-1.0, max_steps=None, self_play=False,
-                 strategic_params=None, **rule_options):
+                 strategic_params=None, same_step=True, **rule_options):
         if not isinstance(num_envs, int) or isinstance(num_envs, bool) or not 1 <= num_envs:
             raise ValueError(f"num_envs must be a positive int, got {ref.quote(num_envs)}")
         self.rules = ref.Rules(num_players=num_players, **rule_options)
@@ -975,6 +980,7 @@ cdef class BatchedTables:
         self.b.num = num_envs
         self.b.learner_seat = -1 if learner_seat is None else learner_seat
         self.b.self_play = self_play
+        self.b.same_step = bool(same_step) or self_play
         self.b.points_mode = reward == "points"
         self.b.penalty = float(illegal_action_penalty)
         self.b.max_steps = -1 if max_steps is None else min(max_steps, _CAP)
@@ -1043,13 +1049,19 @@ cdef class BatchedTables:
         self.out.episode_length = &episode_length[0]
         self.out.episode_place = &episode_place[0]
 
-    def reset(self, seed=None):
-        """Deals a new game at every table: ``seed`` reseeds table ``i`` with ``seed + i`` (or
-        ``seed[i]`` for a list; ``None`` entries keep the table's generators), as the vector
-        envs' ``reset``; writes ``obs``, ``masks`` and ``seats``."""
+    def reset(self, seed=None, indices=None):
+        """Deals a new game at every table (or at the tables ``indices``, a sequence of table
+        numbers, once every table has been dealt): ``seed`` reseeds table ``i`` with
+        ``seed + i`` (or ``seed[i]`` for a list; ``None`` entries keep the table's generators),
+        as the vector envs' ``reset``; writes those tables' ``obs``, ``masks`` and ``seats``."""
         seeds = _table_seeds(seed, self.num_envs)
-        cdef int i
-        for i in range(self.num_envs):
+        chosen = range(self.num_envs) if indices is None else [int(i) for i in indices]
+        if not self._started and len(chosen) != self.num_envs:
+            raise RuntimeError("the first reset() deals every table")
+        for i in chosen:
+            if not 0 <= i < self.num_envs:
+                raise IndexError(f"table {i} out of range 0-{self.num_envs - 1}")
+        for i in chosen:
             s = seeds[i]
             if s is None and not self._started:
                 s = np.random.SeedSequence().entropy  # a table never seeded: fresh entropy
@@ -1106,6 +1118,11 @@ cdef class BatchedTables:
         cdef int count
         cdef const uint8_t *ids = uno_legal(&self.b.tables[i].g, &count)
         return tuple([ids[j] for j in range(count)])
+
+    def pending(self):
+        """``(num_envs,)`` bool: the tables whose episode ended and that are not dealt again
+        yet (``same_step=False``)."""
+        return np.array([self.b.tables[i].pending for i in range(self.num_envs)], bool)
 
     def game(self, int i):
         """A :class:`CompiledGame` copy of table ``i``'s current game (hidden state included)."""
