@@ -271,9 +271,10 @@ def _reset_seeds(seed: Any, n: int) -> list[int | None]:
     return [check_seed(s, f"seed[{i}]") for i, s in enumerate(seeds)]
 
 
-def check_actions(actions: Any, n: int) -> list[int]:
-    """``actions`` as ``n`` action ids: an integer array of shape ``(n,)`` of ids 0-72 (the one
-    check of the vector envs and of their stable-baselines3 adapter).
+def check_actions(actions: Any, n: int) -> np.ndarray:
+    """``actions`` as ``n`` action ids, a new ``int64`` array: an integer array of shape
+    ``(n,)`` of ids 0-72 (the one check of the vector envs and of their stable-baselines3
+    adapter).
 
     Raises:
         TypeError: another shape, or not integers (floats, bools, strings, objects).
@@ -286,7 +287,7 @@ def check_actions(actions: Any, n: int) -> list[int]:
     if n and (a.min() < 0 or a.max() >= NUM_ACTIONS):
         raise ValueError(f"actions must be ids 0-{NUM_ACTIONS - 1}, got values "
                          f"{a.min()}..{a.max()}")
-    return [int(x) for x in a.tolist()]
+    return a.astype(np.int64)
 
 
 def _autoreset_mode(mode: Any) -> AutoresetMode:
@@ -451,7 +452,7 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
                 "deal them with reset(options={'reset_mask': mask}) before step()")
         if self._batch is not None:
             return self._step_compiled(acts)
-        return self._step_python(acts)
+        return self._step_python(acts.tolist())
 
     # ------------------------------------------------------------------ internals
     def _step_python(
@@ -514,13 +515,14 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
         return self._obs.copy(), rewards, terminated, truncated, infos
 
     def _step_compiled(
-        self, acts: list[int]
+        self, acts: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """:meth:`step` on the compiled core (the same results, written by the core)."""
         b = self._batch
-        b.step(np.array(acts, np.int64))
+        b.step(acts)
         flags = b.ended
-        self._ended[:] = flags & (self.autoreset_mode != AutoresetMode.SAME_STEP)
+        if self.autoreset_mode != AutoresetMode.SAME_STEP:
+            self._ended[:] = flags
         infos = self._infos()
         if flags.any():
             ended = np.flatnonzero(flags).tolist()
@@ -711,7 +713,7 @@ class SelfPlayVectorEnv:
         if illegal:
             raise IllegalActionError(
                 "illegal actions, no table stepped: " + "; ".join(
-                    f"table {i}: {A.ACTION_NAMES[acts[i]]} (id {acts[i]}), legal "
+                    f"table {i}: {A.ACTION_NAMES[acts[i]]} (id {int(acts[i])}), legal "
                     f"{np.flatnonzero(self._masks[i]).tolist()}" for i in illegal[:3])
                 + (f"; and {len(illegal) - 3} more tables" if len(illegal) > 3 else ""))
         if self._batch is not None:
@@ -721,7 +723,7 @@ class SelfPlayVectorEnv:
         terminated = np.zeros(num, bool)
         truncated = np.zeros(num, bool)
         ended = []
-        for i, a in enumerate(acts):
+        for i, a in enumerate(acts.tolist()):
             game = self._games[i]
             game.step(a)
             self._steps[i] += a != _KEEP
@@ -756,11 +758,11 @@ class SelfPlayVectorEnv:
             infos.update(final)
         return self._obs.copy(), rewards, terminated, truncated, infos
 
-    def _step_compiled(self, acts: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                                       np.ndarray, dict[str, Any]]:
+    def _step_compiled(self, acts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                         np.ndarray, dict[str, Any]]:
         """:meth:`step` on the compiled core (the same results, written by the core)."""
         b = self._batch
-        b.step(np.array(acts, np.int64))
+        b.step(acts)
         infos = self._infos()
         flags = b.ended
         if flags.any():

@@ -1098,12 +1098,23 @@ cdef class BatchedTables:
         if a.shape != (self.num_envs,) or a.dtype.kind not in "iu":
             raise TypeError(f"actions must be an integer array of shape ({self.num_envs},), "
                             f"got {a.dtype} of shape {a.shape}")
-        if a.min() < 0 or a.max() >= UNO_NUM_ACTIONS:
-            raise ValueError(f"actions must be ids 0-{UNO_NUM_ACTIONS - 1}, got values "
-                             f"{a.min()}..{a.max()}")
-        self._actions[:] = a
         cdef int64_t[::1] acts = self._actions
-        cdef int bad
+        cdef int64_t[::1] given
+        cdef int bad, i
+        if a.dtype == np.int64 and a.flags.c_contiguous:  # the usual case: checked in C
+            given = a
+            for i in range(self.num_envs):
+                if not 0 <= given[i] < UNO_NUM_ACTIONS:
+                    break
+                acts[i] = given[i]
+            else:
+                i = -1
+            if i >= 0:
+                self._out_of_range(a)
+        else:
+            if a.min() < 0 or a.max() >= UNO_NUM_ACTIONS:
+                self._out_of_range(a)
+            self._actions[:] = a
         if self.self_play:
             bad = uno_batch_check(&self.b, &acts[0])
             if bad >= 0:
@@ -1113,6 +1124,10 @@ cdef class BatchedTables:
                     f"({ref.ACTION_NAMES[acts[bad]]}); legal: {list(legal)}")
         with nogil:
             uno_batch_step(&self.b, &acts[0], &self.out)
+
+    def _out_of_range(self, a):
+        raise ValueError(f"actions must be ids 0-{UNO_NUM_ACTIONS - 1}, got values "
+                         f"{a.min()}..{a.max()}")
 
     cdef tuple _legal(self, int i):
         cdef int count
