@@ -64,12 +64,14 @@ import math
 import random
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from uno_mk_env import Game, PlayerView
 from uno_mk_env import actions as A
 from uno_mk_env.cards import COLOUR_OF
+from uno_mk_env.compiled import core
 from uno_mk_env.observation import action_mask as mask_of
 from uno_mk_env.observation import encode
 from uno_mk_env.phases import Phase
@@ -160,7 +162,9 @@ class _Search:
 
     ``prior`` is the prior's action (``-1``: none). Determinizations come from the agent's
     ``_deal`` (an ``oracle`` deals the true game) with the agent's generator; rollout randomness
-    from ``master``, seeded from it.
+    from ``master``, seeded from it. When the compiled core runs and ``_deal`` is the reference
+    one, the determinizations are the core's (:func:`_compiled_dealer`: the same games, drawn
+    the same way), and so are the simulations played on them.
     """
 
     __slots__ = ("deal", "leaf_rewards", "rng", "master", "view", "seat", "n", "prior", "root",
@@ -170,6 +174,8 @@ class _Search:
     def __init__(self, agent: ISMCTSAgent, view: PlayerView, prior: int) -> None:
         p = agent.params
         self.deal = agent._deal
+        if self.deal is _REFERENCE_DEAL and core() is not None:
+            self.deal = _compiled_dealer(view)
         self.leaf_rewards = agent._leaf_rewards
         self.rng = agent.rng
         self.master = random.Random(int(self.rng.integers(2**63)))
@@ -466,6 +472,27 @@ class ISMCTSAgent(Agent):
                             pile[i] = k
 
         return Game.from_view(view, rng, condition, validate=False)
+
+
+_REFERENCE_DEAL = ISMCTSAgent._deal
+
+
+def _compiled_dealer(view: PlayerView) -> Any:
+    """:meth:`ISMCTSAgent._deal` for ``view`` on the compiled core: its
+    ``CompiledGame.determinize`` (with the void condition) draws the same games from the same
+    generator as ``Game.from_view`` and the condition. It determinizes from a game carrying
+    ``view``'s public state (one ``from_view`` sample per search), reading only what the
+    searching seat sees."""
+    carrier = core().CompiledGame.from_game(  # type: ignore[union-attr]
+        Game.from_view(view, np.random.default_rng(0), validate=False))
+    seat = view.seat
+
+    def deal(view: PlayerView, rng: np.random.Generator, voids: list[list[float]]) -> Any:
+        if not voids or not any(any(row) for row in voids):
+            return carrier.determinize(seat, rng)
+        return carrier.determinize(seat, rng, voids=voids)
+
+    return deal
 
 
 @register("ismcts", "information-set MCTS (SO-ISMCTS), spec ismcts:N (N iterations per move) "

@@ -105,6 +105,8 @@ cdef extern from "uno_core.h" nogil:
     void uno_mask(uno_game *g, uint8_t *out)
     void uno_round_rewards(const uno_game *g, int points_mode, double *out)
     int uno_determinize(const uno_game *src, int seat, bitgen_t *rng, uno_game *dst)
+    int uno_determinize_voids(const uno_game *src, int seat, bitgen_t *rng, const double *voids,
+                              uno_game *dst)
     int uno_event_append(uno_game *g, int type, int nfields, const int64_t *fields, int ncards,
                          const int64_t *cards)
 
@@ -445,6 +447,16 @@ cdef class CompiledGame:
     def event_count(self):
         return self.g.events_start + self.g.ev.count
 
+    @property
+    def hands(self):
+        """Every seat's hand as counts per kind (``bytes``; ``Game.hands``' layout), for the
+        search's playout policy, which reads its own determinizations."""
+        return [(<char *>self.g.hands[s])[:UNO_NUM_KINDS] for s in range(self.g.n)]
+
+    @property
+    def colour(self):
+        return self.g.colour
+
     def hand(self, int seat):
         """A copy of ``seat``'s hand as counts per kind."""
         self._check_seat(seat)
@@ -748,19 +760,33 @@ cdef class CompiledGame:
             c._set_rng_state(self._ext.bit_generator.state)
         return c
 
-    def determinize(self, int seat, rng, event_log="off"):
+    def determinize(self, int seat, rng, event_log="off", voids=None):
         """``Game.determinize(seat, rng)`` on the core: the same game drawn with the same draws
         from ``rng`` (a numpy Generator), from what ``seat`` sees only. Its event log is off
-        unless asked (``"recent"``: the reference's empty log, for comparisons)."""
+        unless asked (``"recent"``: the reference's empty log, for comparisons).
+
+        ``voids`` (``num_players`` rows of 4 beliefs that a seat holds no card of a colour):
+        then the IS-MCTS agent's condition (``agents/ismcts.py``, ``ISMCTSAgent._deal``), as
+        ``Game.from_view(view, rng, condition)`` applies it."""
         self._check_seat(seat)
         if not isinstance(rng, np.random.Generator):
             raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+        cdef double beliefs[40]  # UNO_MAX_PLAYERS x 4
+        cdef const double *given = NULL
+        if voids is not None:
+            rows = [list(row) for row in voids]
+            if len(rows) != self.g.n or any(len(row) != 4 for row in rows):
+                raise ValueError(f"voids must hold {self.g.n} rows of 4 beliefs")
+            for i, row in enumerate(rows):
+                for colour in range(4):
+                    beliefs[i * 4 + colour] = float(row[colour])
+            given = beliefs
         cdef CompiledGame c = CompiledGame.__new__(CompiledGame)
         c._setup(self.rules, event_log)
         cdef bitgen_t *bitgen = _bitgen_of(rng)
         cdef int rc
         with rng.bit_generator.lock:
-            rc = uno_determinize(&self.g, seat, bitgen, &c.g)
+            rc = uno_determinize_voids(&self.g, seat, bitgen, given, &c.g)
         if rc < 0:
             raise ref.StateError("determinize: no unseen card could be the playable card the "
                                  "deciding seat drew")
