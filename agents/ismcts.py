@@ -169,16 +169,18 @@ class _Search:
 
     __slots__ = ("deal", "leaf_rewards", "rng", "master", "view", "seat", "n", "prior", "root",
                  "root_legal", "voids", "c", "bonus", "depth_cap", "eps", "crn", "tested",
-                 "logit", "helper", "deals", "seeds")
+                 "logit", "helper", "deals", "seeds", "core", "leaf")
 
     def __init__(self, agent: ISMCTSAgent, view: PlayerView, prior: int) -> None:
         p = agent.params
         self.deal = agent._deal
-        if self.deal is _REFERENCE_DEAL and core() is not None:
+        self.core = core() if (self.deal is _REFERENCE_DEAL and type(agent)._leaf_rewards
+                               is ISMCTSAgent._leaf_rewards) else None
+        if self.core is not None:
             self.deal = _compiled_dealer(view)
         self.leaf_rewards = agent._leaf_rewards
         self.rng = agent.rng
-        self.master = random.Random(int(self.rng.integers(2**63)))
+        self.master = self._random(int(self.rng.integers(2**63)))
         self.view = view
         self.seat = view.seat
         self.n = view.num_players
@@ -196,6 +198,14 @@ class _Search:
         self.helper = StrategicAgent(0) if p.rollout == "strategic" else None
         self.deals: list[Game] = []
         self.seeds: list[int] = []
+        # the compiled simulation's cut-off model: logit weights, or the size model's exponent
+        k = p.value_exponent if p.value_exponent is not None else (0.5 if self.n == 2 else 1.0)
+        self.leaf = (LOGIT_WEIGHTS[2 if self.n == 2 else 4] if self.logit else None, k)
+
+    def _random(self, seed: int) -> Any:
+        """``random.Random(seed)``, or on the compiled core its ``SearchRandom`` (the same
+        draws)."""
+        return random.Random(seed) if self.core is None else self.core.SearchRandom(seed)
 
     def iterate(self, it: int) -> None:
         """Iteration ``it`` (from 1): determinize, select and expand, simulate, back up."""
@@ -236,7 +246,7 @@ class _Search:
             self.deals.append(self.deal(self.view, self.rng, self.voids))
             self.seeds.append(self.master.getrandbits(63))
         g = self.deals[m].clone()
-        rnd = random.Random(self.seeds[m])
+        rnd = self._random(self.seeds[m])
         g.step(a)
         path.append(child)
         return g, rnd, child
@@ -281,7 +291,7 @@ class _Search:
         if node is self.root:
             prior = self.prior
             return prior if prior in legal and prior not in children else untried
-        a = rollout_action(g, rnd, 0.0)
+        a = rollout_action(g, rnd, 0.0) if self.core is None else g.rollout_action(rnd, 0.0)
         return untried if a in children else a
 
     def _selection(self, node: _Node, legal: Sequence[int], it: int) -> int:
@@ -299,6 +309,8 @@ class _Search:
         were played, and returns every seat's reward (:func:`~uno_mk_env.rewards.win_reward`,
         or the value model's estimate at the cap)."""
         depth_cap, helper, eps = self.depth_cap, self.helper, self.eps
+        if self.core is not None and helper is None:
+            return g.simulate(rnd, depth_cap or 0, eps, *self.leaf)  # type: ignore[attr-defined]
         steps = 0
         while not (g.round_over or g.game_over):
             if depth_cap and steps >= depth_cap:

@@ -124,6 +124,22 @@ cdef extern from "uno_agents.h" nogil:
         int kind
         uno_pcg64 rng
 
+cdef extern from "uno_search.h" nogil:
+    ctypedef struct uno_mt:
+        uint32_t mt[624]
+        int index
+    ctypedef struct uno_leaf_model:
+        int logit
+        double weights[7]
+        double exponent
+    void uno_mt_seed(uno_mt *m, const uint32_t *key, int nkey)
+    double uno_mt_random(uno_mt *m)
+    uint64_t uno_mt_getrandbits(uno_mt *m, int k)
+    uint64_t uno_mt_randbelow(uno_mt *m, uint64_t n)
+    int uno_rollout_action(uno_game *g, uno_mt *rnd, double epsilon)
+    void uno_simulate(uno_game *g, uno_mt *rnd, int depth_cap, double epsilon,
+                      const uno_leaf_model *leaf, double *rewards)
+
 cdef extern from "uno_batch.h" nogil:
     ctypedef struct uno_table:
         uno_game g
@@ -446,6 +462,29 @@ cdef class CompiledGame:
     @property
     def event_count(self):
         return self.g.events_start + self.g.ev.count
+
+    def rollout_action(self, SearchRandom rnd, double epsilon):
+        """``agents.ismcts_playout.rollout_action(self, rnd, epsilon)`` on the core (``rnd``
+        drawn as the ``random.Random`` it stands for)."""
+        return uno_rollout_action(&self.g, &rnd.m, epsilon)
+
+    def simulate(self, SearchRandom rnd, int depth_cap, double epsilon, weights,
+                 double exponent):
+        """The search's simulation (``ISMCTSAgent``'s ``_simulate`` with the fast rollout) on
+        the core: ``rollout_action`` until the round ends or ``depth_cap`` decisions (0: no
+        cap); returns every seat's reward (``win_reward``, or at the cap ``logit_rewards`` with
+        ``weights``, or the hand-size model ``size ** -exponent`` when ``weights`` is None)."""
+        cdef uno_leaf_model leaf
+        leaf.logit = weights is not None
+        leaf.exponent = exponent
+        if weights is not None:
+            if len(weights) != 7:
+                raise ValueError("weights must hold 7 numbers")
+            for i in range(7):
+                leaf.weights[i] = weights[i]
+        cdef double rewards[10]
+        uno_simulate(&self.g, &rnd.m, depth_cap, epsilon, &leaf, rewards)
+        return [rewards[s] for s in range(self.g.n)]
 
     @property
     def hands(self):
@@ -805,6 +844,39 @@ cdef class CompiledGame:
     def __repr__(self):
         return (f"CompiledGame(players={self.g.n}, round={self.g.round}, "
                 f"phase={self.phase_name!r}, current_player={self.g.current_player})")
+
+
+cdef class SearchRandom:
+    """``random.Random(seed)`` on the core (Mersenne Twister, seeded and drawn as CPython does),
+    for the search's playouts: :meth:`CompiledGame.rollout_action` and
+    :meth:`CompiledGame.simulate` draw from it as the Python playouts draw from the
+    ``random.Random`` it stands for."""
+
+    cdef uno_mt m
+
+    def __init__(self, seed):
+        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+            raise ValueError(f"seed must be a non-negative int, got {ref.quote(seed)}")
+        words = _words(int(seed)) or [0]
+        if len(words) > 16:
+            raise ValueError(f"seed {ref.quote(seed)} is larger than 512 bits")
+        cdef uint32_t key[16]
+        for j, w in enumerate(words):
+            key[j] = w
+        uno_mt_seed(&self.m, key, len(words))
+
+    def random(self):
+        return uno_mt_random(&self.m)
+
+    def getrandbits(self, int k):
+        if not 0 <= k <= 64:
+            raise ValueError(f"k must be from 0 to 64, got {k}")
+        return uno_mt_getrandbits(&self.m, k)
+
+    def randrange(self, n):
+        if not isinstance(n, (int, np.integer)) or not 1 <= n < 2**64:
+            raise ValueError(f"n must be an int from 1 to 2**64 - 1, got {ref.quote(n)}")
+        return uno_mt_randbelow(&self.m, n)
 
 
 def random_play(rules, int64_t decisions, uint64_t seed=0):
