@@ -499,10 +499,13 @@ def _compiled_dealer(view: PlayerView) -> Any:
         Game.from_view(view, np.random.default_rng(0), validate=False))
     seat = view.seat
 
+    conditioned: dict[int, Any] = {}  # the search's beliefs (one list), checked once
+
     def deal(view: PlayerView, rng: np.random.Generator, voids: list[list[float]]) -> Any:
-        if not voids or not any(any(row) for row in voids):
-            return carrier.determinize(seat, rng)
-        return carrier.determinize(seat, rng, voids=voids)
+        key = id(voids)
+        if key not in conditioned:
+            conditioned[key] = voids if voids and any(any(row) for row in voids) else None
+        return carrier.determinize(seat, rng, voids=conditioned[key])
 
     return deal
 
