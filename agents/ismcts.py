@@ -291,7 +291,10 @@ class _Search:
         if node is self.root:
             prior = self.prior
             return prior if prior in legal and prior not in children else untried
-        a = rollout_action(g, rnd, 0.0) if self.core is None else g.rollout_action(rnd, 0.0)
+        if self.core is None:
+            a = rollout_action(g, rnd, 0.0)
+        else:  # a compiled determinization
+            a = g.rollout_action(rnd, 0.0)  # type: ignore[attr-defined]
         return untried if a in children else a
 
     def _selection(self, node: _Node, legal: Sequence[int], it: int) -> int:
