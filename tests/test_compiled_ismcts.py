@@ -12,6 +12,7 @@ Skips as ``tests/test_compiled_lockstep.py`` does.
 from __future__ import annotations
 
 import dataclasses
+import random
 from typing import Any
 
 import numpy as np
@@ -24,7 +25,7 @@ from uno_mk_env.agents.rule_based import StrategicAgent
 from uno_mk_env.compiled import ENGINE_VARIABLE
 from uno_mk_env.observation import action_mask
 
-load_core()
+core = load_core()
 
 
 def tree(node: Any) -> tuple[Any, ...]:
@@ -86,3 +87,17 @@ def test_conditioned_determinizations_match_from_view(n: int) -> None:
             legal = game.legal_action_ids()
             game.step(legal[int(rng.integers(len(legal)))])
     assert compared > 300
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2**32 - 1, 2**32, 2**63 - 1, 10**30])
+def test_search_random_draws_as_python_random(seed: int) -> None:
+    """``SearchRandom(seed)`` is ``random.Random(seed)``: the same ``random``, ``randrange``
+    and ``getrandbits`` (the playouts' draws and the common-random-numbers seeds)."""
+    python, compiled = random.Random(seed), core.SearchRandom(seed)
+    for i in range(3000):
+        n = i % 41 + 1
+        assert compiled.random() == python.random()
+        assert compiled.randrange(n) == python.randrange(n)
+        assert compiled.getrandbits(63) == python.getrandbits(63)
+        assert compiled.getrandbits(i % 33) == python.getrandbits(i % 33)
+
