@@ -507,7 +507,8 @@ def _compiled_dealer(view: PlayerView) -> Any:
     def deal(view: PlayerView, rng: np.random.Generator, voids: list[list[float]]) -> Any:
         key = id(voids)
         if key not in conditioned:
-            conditioned[key] = voids if voids and any(any(row) for row in voids) else None
+            believed = voids and any(any(row) for row in voids)
+            conditioned[key] = np.array(voids, np.float64) if believed else None
         return carrier.determinize(seat, rng, voids=conditioned[key])
 
     return deal

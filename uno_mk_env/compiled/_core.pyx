@@ -340,6 +340,16 @@ cdef class CompiledGame:
         uno_game_init(&self.g, &r, EVENT_LOGS.index(event_log))
         self._ext = None
 
+    cdef _setup_as(self, CompiledGame other, object event_log):
+        """:meth:`_setup` with ``other``'s rules (checked and converted already)."""
+        if event_log not in EVENT_LOGS:
+            raise ValueError(f"event_log={ref.quote(event_log)} is not allowed; allowed: "
+                             f"{EVENT_LOGS}")
+        self.rules = other.rules
+        uno_game_free(&self.g)
+        uno_game_init(&self.g, &other.g.r, EVENT_LOGS.index(event_log))
+        self._ext = None
+
     cdef _seed(self, object seed):
         if isinstance(seed, np.random.Generator):
             self._borrow(seed)
@@ -804,24 +814,24 @@ cdef class CompiledGame:
         from ``rng`` (a numpy Generator), from what ``seat`` sees only. Its event log is off
         unless asked (``"recent"``: the reference's empty log, for comparisons).
 
-        ``voids`` (``num_players`` rows of 4 beliefs that a seat holds no card of a colour):
-        then the IS-MCTS agent's condition (``agents/ismcts.py``, ``ISMCTSAgent._deal``), as
+        ``voids`` (``num_players`` rows of 4 beliefs that a seat holds no card of a colour; a
+        float64 array of shape ``(num_players, 4)`` is read as it is): then the IS-MCTS
+        agent's condition (``agents/ismcts.py``, ``ISMCTSAgent._deal``), as
         ``Game.from_view(view, rng, condition)`` applies it."""
         self._check_seat(seat)
         if not isinstance(rng, np.random.Generator):
             raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-        cdef double beliefs[40]  # UNO_MAX_PLAYERS x 4
+        cdef double[:, ::1] beliefs
         cdef const double *given = NULL
         if voids is not None:
-            rows = [list(row) for row in voids]
-            if len(rows) != self.g.n or any(len(row) != 4 for row in rows):
-                raise ValueError(f"voids must hold {self.g.n} rows of 4 beliefs")
-            for i, row in enumerate(rows):
-                for colour in range(4):
-                    beliefs[i * 4 + colour] = float(row[colour])
-            given = beliefs
+            array = np.ascontiguousarray(voids, dtype=np.float64)  # a no-op for such an array
+            if array.shape != (self.g.n, 4):
+                raise ValueError(f"voids must hold {self.g.n} rows of 4 beliefs, got shape "
+                                 f"{array.shape}")
+            beliefs = array
+            given = &beliefs[0, 0]
         cdef CompiledGame c = CompiledGame.__new__(CompiledGame)
-        c._setup(self.rules, event_log)
+        c._setup_as(self, event_log)
         cdef bitgen_t *bitgen = _bitgen_of(rng)
         cdef int rc
         with rng.bit_generator.lock:
