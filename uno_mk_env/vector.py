@@ -81,6 +81,12 @@ Seeds, Bad Input
     checked whole before any table changes: a refused ``reset`` or ``step`` leaves every table
     as it was.
 
+Engine
+    Both envs run on the compiled core's batched tables when it runs (``UNO_MK_ENGINE``) and the
+    opponents are ones it plays itself (``None``, and agents naming a compiled twin:
+    ``random``, ``greedy``, ``strategic``); else on the Python engine, the reference. The
+    results are the same (docs/compiled.md); ``engine`` says which runs.
+
 Version History
     v0: initial release. Package 0.10.0: ``autoreset_mode`` (``NEXT_STEP``, ``DISABLED``),
     ``reset_mask``; the episode statistics under ``"uno_episode"`` (was ``"episode"``), the
