@@ -12,6 +12,7 @@ import pkgutil
 import re
 import sys
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -35,6 +36,9 @@ class RandomAgent(Agent):
     """Uniform over the legal actions."""
 
     name = "random"
+
+    def compiled_twin(self) -> tuple[str, Any] | None:
+        return ("random", None) if type(self) is RandomAgent else None
 
     def act(
         self, observation: np.ndarray | None, action_mask: np.ndarray, view: PlayerView

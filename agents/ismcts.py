@@ -64,11 +64,13 @@ import math
 import random
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from uno_mk_env import Game, PlayerView
 from uno_mk_env import actions as A
+from uno_mk_env.compiled import core
 from uno_mk_env.engine.cards import COLOUR_OF
 from uno_mk_env.engine.observation import action_mask as mask_of
 from uno_mk_env.engine.observation import encode
@@ -160,19 +162,25 @@ class _Search:
 
     ``prior`` is the prior's action (``-1``: none). Determinizations come from the agent's
     ``_deal`` (an ``oracle`` deals the true game) with the agent's generator; rollout randomness
-    from ``master``, seeded from it.
+    from ``master``, seeded from it. When the compiled core runs and ``_deal`` is the reference
+    one, the determinizations are the core's (:func:`_compiled_dealer`: the same games, drawn
+    the same way), and so are the simulations played on them.
     """
 
     __slots__ = ("deal", "leaf_rewards", "rng", "master", "view", "seat", "n", "prior", "root",
                  "root_legal", "voids", "c", "bonus", "depth_cap", "eps", "crn", "tested",
-                 "logit", "helper", "deals", "seeds")
+                 "logit", "helper", "deals", "seeds", "core", "leaf")
 
     def __init__(self, agent: ISMCTSAgent, view: PlayerView, prior: int) -> None:
         p = agent.params
         self.deal = agent._deal
+        self.core = core() if (self.deal is _REFERENCE_DEAL and type(agent)._leaf_rewards
+                               is ISMCTSAgent._leaf_rewards) else None
+        if self.core is not None:
+            self.deal = _compiled_dealer(view)
         self.leaf_rewards = agent._leaf_rewards
         self.rng = agent.rng
-        self.master = random.Random(int(self.rng.integers(2**63)))
+        self.master = self._random(int(self.rng.integers(2**63)))
         self.view = view
         self.seat = view.seat
         self.n = view.num_players
@@ -190,6 +198,14 @@ class _Search:
         self.helper = StrategicAgent(0) if p.rollout == "strategic" else None
         self.deals: list[Game] = []
         self.seeds: list[int] = []
+        # the compiled simulation's cut-off model: logit weights, or the size model's exponent
+        k = p.value_exponent if p.value_exponent is not None else (0.5 if self.n == 2 else 1.0)
+        self.leaf = (LOGIT_WEIGHTS[2 if self.n == 2 else 4] if self.logit else None, k)
+
+    def _random(self, seed: int) -> Any:
+        """``random.Random(seed)``, or on the compiled core its ``SearchRandom`` (the same
+        draws)."""
+        return random.Random(seed) if self.core is None else self.core.SearchRandom(seed)
 
     def iterate(self, it: int) -> None:
         """Iteration ``it`` (from 1): determinize, select and expand, simulate, back up."""
@@ -230,7 +246,7 @@ class _Search:
             self.deals.append(self.deal(self.view, self.rng, self.voids))
             self.seeds.append(self.master.getrandbits(63))
         g = self.deals[m].clone()
-        rnd = random.Random(self.seeds[m])
+        rnd = self._random(self.seeds[m])
         g.step(a)
         path.append(child)
         return g, rnd, child
@@ -275,7 +291,10 @@ class _Search:
         if node is self.root:
             prior = self.prior
             return prior if prior in legal and prior not in children else untried
-        a = rollout_action(g, rnd, 0.0)
+        if self.core is None:
+            a = rollout_action(g, rnd, 0.0)
+        else:  # a compiled determinization
+            a = g.rollout_action(rnd, 0.0)  # type: ignore[attr-defined]
         return untried if a in children else a
 
     def _selection(self, node: _Node, legal: Sequence[int], it: int) -> int:
@@ -293,6 +312,8 @@ class _Search:
         were played, and returns every seat's reward (:func:`~uno_mk_env.engine.rewards.win_reward`,
         or the value model's estimate at the cap)."""
         depth_cap, helper, eps = self.depth_cap, self.helper, self.eps
+        if self.core is not None and helper is None:
+            return g.simulate(rnd, depth_cap or 0, eps, *self.leaf)  # type: ignore[attr-defined]
         steps = 0
         while not (g.round_over or g.game_over):
             if depth_cap and steps >= depth_cap:
@@ -466,6 +487,31 @@ class ISMCTSAgent(Agent):
                             pile[i] = k
 
         return Game.from_view(view, rng, condition, validate=False)
+
+
+_REFERENCE_DEAL = ISMCTSAgent._deal
+
+
+def _compiled_dealer(view: PlayerView) -> Any:
+    """:meth:`ISMCTSAgent._deal` for ``view`` on the compiled core: its
+    ``CompiledGame.determinize`` (with the void condition) draws the same games from the same
+    generator as ``Game.from_view`` and the condition. It determinizes from a game carrying
+    ``view``'s public state (one ``from_view`` sample per search), reading only what the
+    searching seat sees."""
+    carrier = core().CompiledGame.from_game(  # type: ignore[union-attr]
+        Game.from_view(view, np.random.default_rng(0), validate=False))
+    seat = view.seat
+
+    conditioned: dict[int, Any] = {}  # the search's beliefs (one list), checked once
+
+    def deal(view: PlayerView, rng: np.random.Generator, voids: list[list[float]]) -> Any:
+        key = id(voids)
+        if key not in conditioned:
+            believed = voids and any(any(row) for row in voids)
+            conditioned[key] = np.array(voids, np.float64) if believed else None
+        return carrier.determinize(seat, rng, voids=conditioned[key])
+
+    return deal
 
 
 @register("ismcts", "information-set MCTS (SO-ISMCTS), spec ismcts:N (N iterations per move) "

@@ -22,6 +22,7 @@ from the *unseen* cards: the 112-card deck minus the seat's own hand minus the d
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -80,6 +81,9 @@ class GreedyAgent(Agent):
     def __init__(self, seed: int | None = None, challenge_hand: int = 5) -> None:
         super().__init__(seed)
         self.challenge_hand = challenge_hand
+
+    def compiled_twin(self) -> tuple[str, Any] | None:
+        return ("greedy", self.challenge_hand) if type(self) is GreedyAgent else None
 
     def act(
         self, observation: np.ndarray | None, action_mask: np.ndarray, view: PlayerView
@@ -260,6 +264,9 @@ class StrategicAgent(Agent):
         super().__init__(seed)
         self.params = params if params is not None else StrategicParams()
         self._forget()
+
+    def compiled_twin(self) -> tuple[str, Any] | None:
+        return ("strategic", self.params) if type(self) is StrategicAgent else None
 
     def reset(self, seed: int | None = None) -> None:
         """New game: reseeds (when given a seed) and forgets the inferred void colours."""

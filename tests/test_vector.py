@@ -6,7 +6,8 @@ seeded ``seed + i`` and stepped with the same actions, must give exactly the sam
 statistics) at 2, 3 and 4 players, with random, rule-based, callable, shipped-policy and
 self-play-pool opponents, both reward modes, across many resets. Then Gymnasium's vector
 wrappers over it, and its refusals of bad input (a whole call checked before any table
-changes)."""
+changes). Each test runs on both engines (the ``engine`` fixture): the compiled core plays the
+tables whose opponents it can play itself."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import pytest
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 from uno_mk_env import actions as A
+from uno_mk_env import compiled
 from uno_mk_env.agents.base import build_agent
 from uno_mk_env.agents.ppo import PPOAgent
 from uno_mk_env.engine.rewards import episode_places, places
@@ -30,6 +32,16 @@ from uno_mk_env.envs.vector import STATS_KEY, SelfPlayVectorEnv, UnoMarioKartVec
 from uno_mk_env.errors import IllegalActionError
 
 POLICY = "models/ppo_2p.npz"
+#: Every test runs on each engine that runs here (the compiled core when built and not forced
+#: off by UNO_MK_ENGINE=python; tests/test_compiled_vector.py compares the two directly).
+ENGINES = ["python", "compiled"] if compiled.available() else ["python"]
+
+
+@pytest.fixture(autouse=True, params=ENGINES)
+def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv(compiled.ENGINE_VARIABLE, request.param)
+    return str(request.param)
+
 PRESETS_2P = Rules(num_players=2)
 
 

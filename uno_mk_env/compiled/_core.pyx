@@ -105,6 +105,8 @@ cdef extern from "uno_core.h" nogil:
     void uno_mask(uno_game *g, uint8_t *out)
     void uno_round_rewards(const uno_game *g, int points_mode, double *out)
     int uno_determinize(const uno_game *src, int seat, bitgen_t *rng, uno_game *dst)
+    int uno_determinize_voids(const uno_game *src, int seat, bitgen_t *rng, const double *voids,
+                              uno_game *dst)
     int uno_event_append(uno_game *g, int type, int nfields, const int64_t *fields, int ncards,
                          const int64_t *cards)
 
@@ -122,18 +124,35 @@ cdef extern from "uno_agents.h" nogil:
         int kind
         uno_pcg64 rng
 
+cdef extern from "uno_search.h" nogil:
+    ctypedef struct uno_mt:
+        uint32_t mt[624]
+        int index
+    ctypedef struct uno_leaf_model:
+        int logit
+        double weights[7]
+        double exponent
+    void uno_mt_seed(uno_mt *m, const uint32_t *key, int nkey)
+    double uno_mt_random(uno_mt *m)
+    uint64_t uno_mt_getrandbits(uno_mt *m, int k)
+    uint64_t uno_mt_randbelow(uno_mt *m, uint64_t n)
+    int uno_rollout_action(uno_game *g, uno_mt *rnd, double epsilon)
+    void uno_simulate(uno_game *g, uno_mt *rnd, int depth_cap, double epsilon,
+                      const uno_leaf_model *leaf, double *rewards)
+
 cdef extern from "uno_batch.h" nogil:
     ctypedef struct uno_table:
         uno_game g
         uno_pcg64 rng
         int seat
+        int pending
         int nagents
         uno_agent agents[9]
         int agent_of[9]
     ctypedef struct uno_batch:
         uno_rules rules
         uno_agent_params params
-        int num, learner_seat, self_play, points_mode
+        int num, learner_seat, self_play, points_mode, same_step
         double penalty
         int64_t max_steps
         uno_table *tables
@@ -321,6 +340,16 @@ cdef class CompiledGame:
         uno_game_init(&self.g, &r, EVENT_LOGS.index(event_log))
         self._ext = None
 
+    cdef _setup_as(self, CompiledGame other, object event_log):
+        """:meth:`_setup` with ``other``'s rules (checked and converted already)."""
+        if event_log not in EVENT_LOGS:
+            raise ValueError(f"event_log={ref.quote(event_log)} is not allowed; allowed: "
+                             f"{EVENT_LOGS}")
+        self.rules = other.rules
+        uno_game_free(&self.g)
+        uno_game_init(&self.g, &other.g.r, EVENT_LOGS.index(event_log))
+        self._ext = None
+
     cdef _seed(self, object seed):
         if isinstance(seed, np.random.Generator):
             self._borrow(seed)
@@ -443,6 +472,39 @@ cdef class CompiledGame:
     @property
     def event_count(self):
         return self.g.events_start + self.g.ev.count
+
+    def rollout_action(self, SearchRandom rnd, double epsilon):
+        """``agents.ismcts_playout.rollout_action(self, rnd, epsilon)`` on the core (``rnd``
+        drawn as the ``random.Random`` it stands for)."""
+        return uno_rollout_action(&self.g, &rnd.m, epsilon)
+
+    def simulate(self, SearchRandom rnd, int depth_cap, double epsilon, weights,
+                 double exponent):
+        """The search's simulation (``ISMCTSAgent``'s ``_simulate`` with the fast rollout) on
+        the core: ``rollout_action`` until the round ends or ``depth_cap`` decisions (0: no
+        cap); returns every seat's reward (``win_reward``, or at the cap ``logit_rewards`` with
+        ``weights``, or the hand-size model ``size ** -exponent`` when ``weights`` is None)."""
+        cdef uno_leaf_model leaf
+        leaf.logit = weights is not None
+        leaf.exponent = exponent
+        if weights is not None:
+            if len(weights) != 7:
+                raise ValueError("weights must hold 7 numbers")
+            for i in range(7):
+                leaf.weights[i] = weights[i]
+        cdef double rewards[10]
+        uno_simulate(&self.g, &rnd.m, depth_cap, epsilon, &leaf, rewards)
+        return [rewards[s] for s in range(self.g.n)]
+
+    @property
+    def hands(self):
+        """Every seat's hand as counts per kind (``bytes``; ``Game.hands``' layout), for the
+        search's playout policy, which reads its own determinizations."""
+        return [(<char *>self.g.hands[s])[:UNO_NUM_KINDS] for s in range(self.g.n)]
+
+    @property
+    def colour(self):
+        return self.g.colour
 
     def hand(self, int seat):
         """A copy of ``seat``'s hand as counts per kind."""
@@ -747,19 +809,33 @@ cdef class CompiledGame:
             c._set_rng_state(self._ext.bit_generator.state)
         return c
 
-    def determinize(self, int seat, rng, event_log="off"):
+    def determinize(self, int seat, rng, event_log="off", voids=None):
         """``Game.determinize(seat, rng)`` on the core: the same game drawn with the same draws
         from ``rng`` (a numpy Generator), from what ``seat`` sees only. Its event log is off
-        unless asked (``"recent"``: the reference's empty log, for comparisons)."""
+        unless asked (``"recent"``: the reference's empty log, for comparisons).
+
+        ``voids`` (``num_players`` rows of 4 beliefs that a seat holds no card of a colour; a
+        float64 array of shape ``(num_players, 4)`` is read as it is): then the IS-MCTS
+        agent's condition (``agents/ismcts.py``, ``ISMCTSAgent._deal``), as
+        ``Game.from_view(view, rng, condition)`` applies it."""
         self._check_seat(seat)
         if not isinstance(rng, np.random.Generator):
             raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+        cdef double[:, ::1] beliefs
+        cdef const double *given = NULL
+        if voids is not None:
+            array = np.ascontiguousarray(voids, dtype=np.float64)  # a no-op for such an array
+            if array.shape != (self.g.n, 4):
+                raise ValueError(f"voids must hold {self.g.n} rows of 4 beliefs, got shape "
+                                 f"{array.shape}")
+            beliefs = array
+            given = &beliefs[0, 0]
         cdef CompiledGame c = CompiledGame.__new__(CompiledGame)
-        c._setup(self.rules, event_log)
+        c._setup_as(self, event_log)
         cdef bitgen_t *bitgen = _bitgen_of(rng)
         cdef int rc
         with rng.bit_generator.lock:
-            rc = uno_determinize(&self.g, seat, bitgen, &c.g)
+            rc = uno_determinize_voids(&self.g, seat, bitgen, given, &c.g)
         if rc < 0:
             raise ref.StateError("determinize: no unseen card could be the playable card the "
                                  "deciding seat drew")
@@ -778,6 +854,39 @@ cdef class CompiledGame:
     def __repr__(self):
         return (f"CompiledGame(players={self.g.n}, round={self.g.round}, "
                 f"phase={self.phase_name!r}, current_player={self.g.current_player})")
+
+
+cdef class SearchRandom:
+    """``random.Random(seed)`` on the core (Mersenne Twister, seeded and drawn as CPython does),
+    for the search's playouts: :meth:`CompiledGame.rollout_action` and
+    :meth:`CompiledGame.simulate` draw from it as the Python playouts draw from the
+    ``random.Random`` it stands for."""
+
+    cdef uno_mt m
+
+    def __init__(self, seed):
+        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+            raise ValueError(f"seed must be a non-negative int, got {ref.quote(seed)}")
+        words = _words(int(seed)) or [0]
+        if len(words) > 16:
+            raise ValueError(f"seed {ref.quote(seed)} is larger than 512 bits")
+        cdef uint32_t key[16]
+        for j, w in enumerate(words):
+            key[j] = w
+        uno_mt_seed(&self.m, key, len(words))
+
+    def random(self):
+        return uno_mt_random(&self.m)
+
+    def getrandbits(self, int k):
+        if not 0 <= k <= 64:
+            raise ValueError(f"k must be from 0 to 64, got {k}")
+        return uno_mt_getrandbits(&self.m, k)
+
+    def randrange(self, n):
+        if not isinstance(n, (int, np.integer)) or not 1 <= n < 2**64:
+            raise ValueError(f"n must be an int from 1 to 2**64 - 1, got {ref.quote(n)}")
+        return uno_mt_randbelow(&self.m, n)
 
 
 def random_play(rules, int64_t decisions, uint64_t seed=0):
@@ -909,6 +1018,10 @@ cdef class BatchedTables:
         max_steps: truncation after that many decisions of all seats (``KEEP`` not counted,
             never inside a ``play_drawn`` decision), or ``None``.
         self_play: see above.
+        same_step: auto-reset an ended table inside the step it ends (``SAME_STEP``); else
+            the table shows its ended episode's last observation and an all-``False`` mask, and
+            the next :meth:`step` deals it again, ignoring its action (``NEXT_STEP``; a caller
+            that wants ``DISABLED`` deals it with :meth:`reset` ``indices`` instead).
         strategic_params: the ``strategic`` agents' weights (a ``StrategicParams`` or a
             mapping of its fields); default :data:`STRATEGIC_DEFAULTS`.
         **rule_options: the rule options (:class:`uno_mk_env.Rules`).
@@ -942,7 +1055,7 @@ cdef class BatchedTables:
 
     def __init__(self, num_envs, num_players=2, opponents=None, learner_seat=None,
                  reward="win", illegal_action_penalty=-1.0, max_steps=None, self_play=False,
-                 strategic_params=None, **rule_options):
+                 strategic_params=None, same_step=True, **rule_options):
         if not isinstance(num_envs, int) or isinstance(num_envs, bool) or not 1 <= num_envs:
             raise ValueError(f"num_envs must be a positive int, got {ref.quote(num_envs)}")
         self.rules = ref.Rules(num_players=num_players, **rule_options)
@@ -975,6 +1088,7 @@ cdef class BatchedTables:
         self.b.num = num_envs
         self.b.learner_seat = -1 if learner_seat is None else learner_seat
         self.b.self_play = self_play
+        self.b.same_step = bool(same_step) or self_play
         self.b.points_mode = reward == "points"
         self.b.penalty = float(illegal_action_penalty)
         self.b.max_steps = -1 if max_steps is None else min(max_steps, _CAP)
@@ -1043,13 +1157,19 @@ cdef class BatchedTables:
         self.out.episode_length = &episode_length[0]
         self.out.episode_place = &episode_place[0]
 
-    def reset(self, seed=None):
-        """Deals a new game at every table: ``seed`` reseeds table ``i`` with ``seed + i`` (or
-        ``seed[i]`` for a list; ``None`` entries keep the table's generators), as the vector
-        envs' ``reset``; writes ``obs``, ``masks`` and ``seats``."""
+    def reset(self, seed=None, indices=None):
+        """Deals a new game at every table (or at the tables ``indices``, a sequence of table
+        numbers, once every table has been dealt): ``seed`` reseeds table ``i`` with
+        ``seed + i`` (or ``seed[i]`` for a list; ``None`` entries keep the table's generators),
+        as the vector envs' ``reset``; writes those tables' ``obs``, ``masks`` and ``seats``."""
         seeds = _table_seeds(seed, self.num_envs)
-        cdef int i
-        for i in range(self.num_envs):
+        chosen = range(self.num_envs) if indices is None else [int(i) for i in indices]
+        if not self._started and len(chosen) != self.num_envs:
+            raise RuntimeError("the first reset() deals every table")
+        for i in chosen:
+            if not 0 <= i < self.num_envs:
+                raise IndexError(f"table {i} out of range 0-{self.num_envs - 1}")
+        for i in chosen:
             s = seeds[i]
             if s is None and not self._started:
                 s = np.random.SeedSequence().entropy  # a table never seeded: fresh entropy
@@ -1086,12 +1206,23 @@ cdef class BatchedTables:
         if a.shape != (self.num_envs,) or a.dtype.kind not in "iu":
             raise TypeError(f"actions must be an integer array of shape ({self.num_envs},), "
                             f"got {a.dtype} of shape {a.shape}")
-        if a.min() < 0 or a.max() >= UNO_NUM_ACTIONS:
-            raise ValueError(f"actions must be ids 0-{UNO_NUM_ACTIONS - 1}, got values "
-                             f"{a.min()}..{a.max()}")
-        self._actions[:] = a
         cdef int64_t[::1] acts = self._actions
-        cdef int bad
+        cdef int64_t[::1] given
+        cdef int bad, i
+        if a.dtype == np.int64 and a.flags.c_contiguous:  # the usual case: checked in C
+            given = a
+            for i in range(self.num_envs):
+                if not 0 <= given[i] < UNO_NUM_ACTIONS:
+                    break
+                acts[i] = given[i]
+            else:
+                i = -1
+            if i >= 0:
+                self._out_of_range(a)
+        else:
+            if a.min() < 0 or a.max() >= UNO_NUM_ACTIONS:
+                self._out_of_range(a)
+            self._actions[:] = a
         if self.self_play:
             bad = uno_batch_check(&self.b, &acts[0])
             if bad >= 0:
@@ -1102,10 +1233,19 @@ cdef class BatchedTables:
         with nogil:
             uno_batch_step(&self.b, &acts[0], &self.out)
 
+    def _out_of_range(self, a):
+        raise ValueError(f"actions must be ids 0-{UNO_NUM_ACTIONS - 1}, got values "
+                         f"{a.min()}..{a.max()}")
+
     cdef tuple _legal(self, int i):
         cdef int count
         cdef const uint8_t *ids = uno_legal(&self.b.tables[i].g, &count)
         return tuple([ids[j] for j in range(count)])
+
+    def pending(self):
+        """``(num_envs,)`` bool: the tables whose episode ended and that are not dealt again
+        yet (``same_step=False``)."""
+        return np.array([self.b.tables[i].pending for i in range(self.num_envs)], bool)
 
     def game(self, int i):
         """A :class:`CompiledGame` copy of table ``i``'s current game (hidden state included)."""

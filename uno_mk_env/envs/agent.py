@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -58,6 +59,13 @@ class Agent(ABC):
         """Called at the start of each game; reseeds the agent's generator when given a seed."""
         if seed is not None:
             self.rng = np.random.default_rng(seed)
+
+    def compiled_twin(self) -> tuple[str, Any] | None:
+        """The compiled core's built-in agent that chooses exactly as this one, seed for seed
+        (docs/compiled.md): ``(kind, setting)``, kind ``"random"``, ``"greedy"`` (setting: its
+        ``challenge_hand``) or ``"strategic"`` (its ``StrategicParams``). ``None`` (the
+        default, and for any subclass): the vector envs play it in Python."""
+        return None
 
     @abstractmethod
     def act(

@@ -83,6 +83,12 @@ Seeds, Bad Input
     checked whole before any table changes: a refused ``reset`` or ``step`` leaves every table
     as it was.
 
+Engine
+    Both envs run on the compiled core's batched tables when it runs (``UNO_MK_ENGINE``) and the
+    opponents are ones it plays itself (``None``, and agents naming a compiled twin:
+    ``random``, ``greedy``, ``strategic``); else on the Python engine, the reference. The
+    results are the same (docs/compiled.md); ``engine`` says which runs.
+
 Version History
     v0: initial release. Package 0.10.0: ``autoreset_mode`` (``NEXT_STEP``, ``DISABLED``),
     ``reset_mask``; the episode statistics under ``"uno_episode"`` (was ``"episode"``), the
@@ -99,6 +105,8 @@ import numpy as np
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 
+from ..compiled import core
+from ..compiled.tables import compiled_opponents
 from ..engine import actions as A
 from ..engine.game import Game, IllegalActionError
 from ..engine.observation import OBS_SIZE, action_mask, encode, observation_high
@@ -271,9 +279,10 @@ def _reset_seeds(seed: Any, n: int) -> list[int | None]:
     return [check_seed(s, f"seed[{i}]") for i, s in enumerate(seeds)]
 
 
-def check_actions(actions: Any, n: int) -> list[int]:
-    """``actions`` as ``n`` action ids: an integer array of shape ``(n,)`` of ids 0-72 (the one
-    check of the vector envs and of their stable-baselines3 adapter).
+def check_actions(actions: Any, n: int) -> np.ndarray:
+    """``actions`` as ``n`` action ids, a new ``int64`` array: an integer array of shape
+    ``(n,)`` of ids 0-72 (the one check of the vector envs and of their stable-baselines3
+    adapter).
 
     Raises:
         TypeError: another shape, or not integers (floats, bools, strings, objects).
@@ -286,7 +295,7 @@ def check_actions(actions: Any, n: int) -> list[int]:
     if n and (a.min() < 0 or a.max() >= NUM_ACTIONS):
         raise ValueError(f"actions must be ids 0-{NUM_ACTIONS - 1}, got values "
                          f"{a.min()}..{a.max()}")
-    return [int(x) for x in a.tolist()]
+    return a.astype(np.int64)
 
 
 def _autoreset_mode(mode: Any) -> AutoresetMode:
@@ -351,6 +360,7 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
         self.illegal_action_penalty = tables[0].illegal_action_penalty
         self._tables = _Tables(tables)
         self.rules = tables[0].rules
+        spec = compiled_opponents([t.opponents for t in tables])
         self.single_observation_space = gymnasium.spaces.Box(
             0.0, observation_high(self.rules), (OBS_SIZE,), np.float32)
         self.single_action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
@@ -361,16 +371,37 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
         self._masks = np.zeros((num_envs, NUM_ACTIONS), bool)
         self._ended = np.zeros(num_envs, bool)  # NEXT_STEP/DISABLED: ended, not dealt again yet
         self._started = False
+        #: ``"compiled"`` (the tables run on the compiled core) or ``"python"``.
+        self.engine = "python"
+        self._batch: Any = None
+        if spec is not None:
+            self._batch = core().BatchedTables(  # type: ignore[union-attr]
+                num_envs, self.rules.num_players, opponents=spec[0], learner_seat=learner_seat,
+                reward=reward, illegal_action_penalty=self.illegal_action_penalty,
+                max_steps=max_steps, strategic_params=spec[1],
+                same_step=mode == AutoresetMode.SAME_STEP, **rule_options)
+            self._obs, self._masks = self._batch.obs, self._batch.masks  # written in place
+            self.engine = "compiled"
 
     # ------------------------------------------------------------------ accessors
     @property
     def tables(self) -> list[_Table]:
         """Each table, a single wrapper env (its ``game``, learner ``seat``, ``opponents``,
-        ``np_random``); step them only through this vector env."""
+        ``np_random``); step them only through this vector env. Python engine only.
+
+        Raises:
+            RuntimeError: the tables run on the compiled core (``engine == "compiled"``).
+        """
+        if self._batch is not None:
+            raise RuntimeError("the tables run on the compiled core: their single envs are not "
+                               "used (UNO_MK_ENGINE=python runs them)")
         return self._tables.tables
 
-    def games(self) -> list[Game]:
-        """The engine of each table's current episode (hidden state included)."""
+    def games(self) -> list[Any]:
+        """The engine of each table's current episode (hidden state included): a
+        :class:`~uno_mk_env.Game`, or a copy of the compiled core's game (the same interface)."""
+        if self._batch is not None:
+            return [self._batch.game(i) for i in range(self.num_envs)]
         return [t.game for t in self._tables.tables]
 
     def action_masks(self) -> np.ndarray:
@@ -397,9 +428,12 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
             raise RuntimeError("the first reset() deals every table: call it without a "
                                "reset_mask")
         chosen = list(range(self.num_envs)) if mask is None else np.flatnonzero(mask).tolist()
-        self._tables.deal(chosen, [seeds[i] for i in chosen])
-        for i in chosen:
-            self._observe(i)
+        if self._batch is not None:
+            self._batch.reset(seeds, chosen)
+        else:
+            self._tables.deal(chosen, [seeds[i] for i in chosen])
+            for i in chosen:
+                self._observe(i)
         self._ended[chosen] = False
         self._started = True
         return self._obs.copy(), self._infos()
@@ -424,6 +458,16 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
             raise RuntimeError(
                 f"tables {np.flatnonzero(self._ended).tolist()} ended (autoreset_mode DISABLED): "
                 "deal them with reset(options={'reset_mask': mask}) before step()")
+        if self._batch is not None:
+            return self._step_compiled(acts)
+        return self._step_python(acts.tolist())
+
+    # ------------------------------------------------------------------ internals
+    def _step_python(
+        self, acts: list[int]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """:meth:`step` on the Python engine (the reference)."""
+        mode = self.autoreset_mode
         dealing = np.flatnonzero(self._ended).tolist()  # NEXT_STEP: last step's ended tables
         tables = self._tables.tables
         rewards = np.zeros(self.num_envs, np.float64)
@@ -478,7 +522,33 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
             self._add_outcome(infos, ended, outcome)
         return self._obs.copy(), rewards, terminated, truncated, infos
 
-    # ------------------------------------------------------------------ internals
+    def _step_compiled(
+        self, acts: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """:meth:`step` on the compiled core (the same results, written by the core)."""
+        b = self._batch
+        b.step(acts)
+        flags = b.ended
+        if self.autoreset_mode != AutoresetMode.SAME_STEP:
+            self._ended[:] = flags
+        infos = self._infos()
+        if flags.any():
+            ended = np.flatnonzero(flags).tolist()
+            final_obs = np.full(self.num_envs, None, dtype=object)
+            for i in ended:
+                final_obs[i] = b.final_obs[i].copy()
+            info = {"winner": np.where(flags, b.final_winner, -1),
+                    "scores": np.where(flags[:, None], b.final_scores, 0),
+                    "learner_seat": np.where(flags, b.final_seat, 0),
+                    "illegal_action": flags & b.final_illegal}
+            stats = {"r": np.where(flags, b.episode_return, 0.0),
+                     "l": np.where(flags, b.episode_length, 0),
+                     "place": np.where(flags, b.episode_place, 0)}
+            self._add_outcome(infos, ended, {"final_obs": final_obs, "final_info": info,
+                                             STATS_KEY: stats})
+        return (self._obs.copy(), b.rewards.copy(), b.terminated.copy(), b.truncated.copy(),
+                infos)
+
     def _observe(self, i: int) -> None:
         t = self._tables.tables[i]
         view = t.game.view(t._seat)
@@ -488,8 +558,9 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
         mask[list(view.legal_actions)] = True
 
     def _infos(self) -> dict[str, Any]:
-        return {"action_mask": self._masks.astype(np.int8),
-                "learner_seat": np.array([t._seat for t in self._tables.tables], np.int64)}
+        seats = (self._batch.seats.copy() if self._batch is not None
+                 else np.array([t._seat for t in self._tables.tables], np.int64))
+        return {"action_mask": self._masks.astype(np.int8), "learner_seat": seats}
 
     def _outcome(self, ended: list[int]) -> dict[str, Any]:
         """The ended episodes' last observation, outcome and statistics (before any deal)."""
@@ -562,14 +633,29 @@ class SelfPlayVectorEnv:
         self.single_action_space: gymnasium.spaces.Space[Any] = gymnasium.spaces.Discrete(
             NUM_ACTIONS)
         self._rngs = [seeding.np_random()[0] for _ in range(num_envs)]
-        self._games: list[Game] = []  # dealt by reset()
+        self._games: list[Game] = []  # dealt by reset() (the Python engine)
+        self._started = False
         self._steps = [0] * num_envs
         self._obs = np.zeros((num_envs, OBS_SIZE), np.float32)
         self._masks = np.zeros((num_envs, NUM_ACTIONS), bool)
         self._seats = np.zeros(num_envs, np.int64)
+        #: ``"compiled"`` (the tables run on the compiled core) or ``"python"``.
+        self.engine = "python"
+        self._batch: Any = None
+        module = core()
+        if module is not None:
+            self._batch = module.BatchedTables(num_envs, num_players, reward=reward,
+                                               max_steps=max_steps, self_play=True,
+                                               **rule_options)
+            b = self._batch
+            self._obs, self._masks, self._seats = b.obs, b.masks, b.seats  # written in place
+            self.engine = "compiled"
 
-    def games(self) -> list[Game]:
-        """The engine of each table (hidden state included)."""
+    def games(self) -> list[Any]:
+        """The engine of each table (hidden state included), as
+        :meth:`UnoMarioKartVectorEnv.games`."""
+        if self._batch is not None:
+            return [self._batch.game(i) for i in range(self.num_envs)] if self._started else []
         return list(self._games)
 
     def action_masks(self) -> np.ndarray:
@@ -583,13 +669,19 @@ class SelfPlayVectorEnv:
         Raises:
             ValueError: a refused seed; no table is changed.
         """
-        for i, s in enumerate(_reset_seeds(seed, self.num_envs)):
+        seeds = _reset_seeds(seed, self.num_envs)
+        if self._batch is not None:
+            self._batch.reset(seeds)
+            self._started = True
+            return self._obs.copy(), self._infos()
+        for i, s in enumerate(seeds):
             if s is not None:
                 self._rngs[i] = seeding.np_random(s)[0]
         self._games = [self._new_game(i) for i in range(self.num_envs)]
         for i in range(self.num_envs):
             self._steps[i] = 0
             self._observe(i)
+        self._started = True
         return self._obs.copy(), self._infos()
 
     def _new_game(self, i: int) -> Game:
@@ -622,22 +714,24 @@ class SelfPlayVectorEnv:
             IllegalActionError: an action the deciding seat may not take, at any table.
             RuntimeError: before ``reset()``. Nothing is changed in any of these cases.
         """
-        if not self._games:
+        if not self._started:
             raise RuntimeError("reset() needs to be called before step()")
         acts = check_actions(actions, self.num_envs)
-        illegal = [i for i, a in enumerate(acts) if not self._masks[i, a]]
+        illegal = np.flatnonzero(~self._masks[np.arange(self.num_envs), acts]).tolist()
         if illegal:
             raise IllegalActionError(
                 "illegal actions, no table stepped: " + "; ".join(
-                    f"table {i}: {A.ACTION_NAMES[acts[i]]} (id {acts[i]}), legal "
+                    f"table {i}: {A.ACTION_NAMES[acts[i]]} (id {int(acts[i])}), legal "
                     f"{np.flatnonzero(self._masks[i]).tolist()}" for i in illegal[:3])
                 + (f"; and {len(illegal) - 3} more tables" if len(illegal) > 3 else ""))
+        if self._batch is not None:
+            return self._step_compiled(acts)
         num, n = self.num_envs, self.num_players
         rewards = np.zeros((num, n), np.float64)
         terminated = np.zeros(num, bool)
         truncated = np.zeros(num, bool)
         ended = []
-        for i, a in enumerate(acts):
+        for i, a in enumerate(acts.tolist()):
             game = self._games[i]
             game.step(a)
             self._steps[i] += a != _KEEP
@@ -671,3 +765,18 @@ class SelfPlayVectorEnv:
         if final is not None:
             infos.update(final)
         return self._obs.copy(), rewards, terminated, truncated, infos
+
+    def _step_compiled(self, acts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                         np.ndarray, dict[str, Any]]:
+        """:meth:`step` on the compiled core (the same results, written by the core)."""
+        b = self._batch
+        b.step(acts)
+        infos = self._infos()
+        flags = b.ended
+        if flags.any():
+            info = {"winner": np.where(flags, b.final_winner, -1),
+                    "scores": np.where(flags[:, None], b.final_scores, 0)}
+            infos.update({"final_info": info, "_final_info": flags.copy(),
+                          STATS_KEY: {"l": np.where(flags, b.episode_length, 0)},
+                          f"_{STATS_KEY}": flags.copy()})
+        return self._obs.copy(), b.rewards.copy(), b.terminated.copy(), b.truncated.copy(), infos

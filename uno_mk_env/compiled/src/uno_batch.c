@@ -72,6 +72,7 @@ void uno_table_deal(uno_batch *b, int i) {
     uno_table *t = &b->tables[i];
     bitgen_t rng;
     table_rng(t, &rng);
+    t->pending = 0;
     if (b->self_play) {
         new_game(t, &b->rules, &rng);
         t->seat = t->g.current_player;
@@ -141,8 +142,28 @@ static void step_self_play(uno_batch *b, int i, int action, const uno_outputs *o
     uno_table_observe(b, i, out);
 }
 
+/* NEXT_STEP: the table whose episode ended last step is dealt again, its action ignored */
+static void deal_pending(uno_batch *b, int i, const uno_outputs *out) {
+    out->rewards[i] = 0.0;
+    uno_table_seed(b, i, NULL, 0);
+    uno_table_deal(b, i);
+    uno_table_observe(b, i, out);
+}
+
+/* NEXT_STEP/DISABLED: the ended table shows its episode's last observation and no legal action */
+static void hold_ended(uno_batch *b, int i, const uno_outputs *out) {
+    uno_table *t = &b->tables[i];
+    t->pending = 1;
+    uno_encode(&t->g, t->seat, out->obs + (size_t)i * UNO_OBS_SIZE);
+    memset(out->masks + (size_t)i * UNO_NUM_ACTIONS, 0, UNO_NUM_ACTIONS);
+}
+
 static void step_learner(uno_batch *b, int i, int action, const uno_outputs *out) {
     uno_table *t = &b->tables[i];
+    if (t->pending) {
+        deal_pending(b, i, out);
+        return;
+    }
     t->reward = 0.0;
     if (uno_step(&t->g, action) == -1) {
         t->over = t->illegal = 1;
@@ -158,6 +179,10 @@ static void step_learner(uno_batch *b, int i, int action, const uno_outputs *out
         out->terminated[i] = t->g.game_over || t->illegal;
         out->truncated[i] = !out->terminated[i];
         record_end(b, i, out);
+        if (!b->same_step) {
+            hold_ended(b, i, out);
+            return;
+        }
         uno_table_seed(b, i, NULL, 0);  /* reset(seed=None): the agents forget, keep their streams */
         uno_table_deal(b, i);
     }

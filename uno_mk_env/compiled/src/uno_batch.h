@@ -13,6 +13,7 @@ typedef struct {
     int seat;             /* the learner's seat this episode */
     int64_t steps;        /* decisions of all seats but KEEP (max_steps) */
     int over, illegal;
+    int pending;          /* ended, not dealt again yet (NEXT_STEP/DISABLED autoreset) */
     double reward, ret;
     int64_t length;       /* the learner's decisions this episode */
     int nagents;          /* distinct agent objects of the table */
@@ -25,6 +26,7 @@ typedef struct {
     uno_agent_params params;
     int num, learner_seat;  /* -1: drawn each episode */
     int self_play, points_mode;
+    int same_step;          /* autoreset an ended table in the step it ends (else: NEXT_STEP) */
     double penalty;
     int64_t max_steps;      /* -1: none */
     uno_table *tables;
@@ -47,7 +49,7 @@ typedef struct {
 } uno_outputs;
 
 void uno_table_seed(uno_batch *b, int i, const uint32_t *entropy, int nwords);
-void uno_table_deal(uno_batch *b, int i);
+void uno_table_deal(uno_batch *b, int i);  /* clears pending */
 void uno_table_observe(uno_batch *b, int i, const uno_outputs *out);
 int uno_batch_check(uno_batch *b, const int64_t *actions);  /* self-play: first illegal, or -1 */
 void uno_batch_step(uno_batch *b, const int64_t *actions, const uno_outputs *out);

@@ -170,5 +170,8 @@ int uno_place(const uno_game *g, int seat, int winner);
 
 /* determinization (uno_determinize.c): Game.determinize(seat, rng) */
 int uno_determinize(const uno_game *src, int seat, bitgen_t *rng, uno_game *dst);
+/* the same, then the search's void-belief condition (voids: n x 4 beliefs, or NULL) */
+int uno_determinize_voids(const uno_game *src, int seat, bitgen_t *rng, const double *voids,
+                          uno_game *dst);
 
 #endif

@@ -59,7 +59,45 @@ static int sample_w4_illegal(const uno_game *g, bitgen_t *rng) {
     return !uno_w4_is_legal(held, g->w4_prev_colour, g->r.item_box_counts_for_w4);
 }
 
+/* agents/ismcts.py ISMCTSAgent._deal's condition (Game.from_view's hook): with the belief
+ * voids[s * 4 + c] that seat s holds no colour c, its cards of c are swapped with random
+ * other-coloured cards of the draw pile; the viewer and a seat deciding on its drawn card keep
+ * their hands */
+static void condition_voids(uno_game *g, int seat, const double *voids, bitgen_t *rng) {
+    int n = g->n;
+    double draws[UNO_MAX_PLAYERS * 4];
+    for (int i = 0; i < n * 4; i++) draws[i] = uno_random(rng);
+    int drawing = g->phase == PH_PLAY_DRAWN ? g->current_player : -1;
+    uint8_t *pile = g->draw_pile;
+    for (int s = 0; s < n; s++) {
+        if (s == seat || s == drawing) continue;
+        uint8_t *hand = g->hands[s];
+        for (int c = 0; c < 4; c++) {
+            if (voids[s * 4 + c] <= draws[s * 4 + c]) continue;
+            int others[UNO_NUM_CARDS], no = 0;
+            for (int i = 0; i < g->ndraw; i++)
+                if (pile[i] >= UNO_W4 || pile[i] / 13 != c) others[no++] = i;
+            for (int k = 13 * c; k < 13 * c + 13; k++) {
+                while (hand[k] && no) {
+                    int j = (int)uno_integers(rng, (uint64_t)no);
+                    int i = others[j];
+                    memmove(others + j, others + j + 1, sizeof(int) * (size_t)(no - j - 1));
+                    no--;
+                    hand[k]--;
+                    hand[pile[i]]++;
+                    pile[i] = (uint8_t)k;
+                }
+            }
+        }
+    }
+}
+
 int uno_determinize(const uno_game *src, int seat, bitgen_t *rng, uno_game *g) {
+    return uno_determinize_voids(src, seat, rng, NULL, g);
+}
+
+int uno_determinize_voids(const uno_game *src, int seat, bitgen_t *rng, const double *voids,
+                          uno_game *g) {
     int n = src->n;
     int unseen[UNO_NUM_KINDS];
     for (int k = 0; k < UNO_NUM_KINDS; k++)  /* view.hand, view.discard_counts */
@@ -129,6 +167,7 @@ int uno_determinize(const uno_game *src, int seat, bitgen_t *rng, uno_game *g) {
     }
     memcpy(g->draw_pile, pool, (size_t)m);
     g->ndraw = m;
+    if (voids) condition_voids(g, seat, voids, rng);
     for (int s = 0; s < n; s++) {
         uint64_t held = 0;
         for (int k = 0; k < UNO_NUM_KINDS; k++)

@@ -98,7 +98,10 @@ void uno_round_rewards(const uno_game *g, int points_mode, double *out) {
 int uno_place(const uno_game *g, int seat, int winner) {
     int n = g->n, place = 1;
     int64_t pts[UNO_MAX_PLAYERS];
-    for (int s = 0; s < n; s++) pts[s] = uno_hand_points(g, s);
+    /* uno_mk_env.rewards.episode_places: the points left in hand when the last round was
+     * scored (shown to every seat, R10.2), else the public card counts */
+    int scored = g->game_over && g->round_winner >= 0 && g->has_round_hand_points;
+    for (int s = 0; s < n; s++) pts[s] = scored ? g->round_hand_points[s] : g->sizes[s];
     int k0 = seat != winner;
     for (int s = 0; s < n; s++) {
         int o0 = s != winner;

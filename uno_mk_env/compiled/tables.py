@@ -1,0 +1,76 @@
+"""The vector envs' bridge to the compiled core (docs/compiled.md): whether a vector env's tables
+can run on :class:`BatchedTables`, and with which of the core's built-in opponents.
+
+The core plays an opponent itself only when the Python agent names its compiled twin
+(:meth:`uno_mk_env.envs.agent.Agent.compiled_twin`: ``random``, ``greedy``, ``strategic``, the exact
+classes) and the twin would draw from the same streams: every table holds its own agent objects
+(an agent shared between tables interleaves one stream across them, which only Python
+reproduces), the seats of a table hold distinct agents or one agent for all, every table seats
+the same kinds, and the greedy and strategic settings are the core's. Anything else (a policy
+network, a callable, a subclass) keeps the vector env on the Python engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from . import core
+
+__all__ = ["OpponentSpec", "compiled_opponents"]
+
+#: What :class:`BatchedTables` takes as ``opponents``, and its ``strategic_params``.
+OpponentSpec = tuple[str | tuple[str | None, ...] | None, Any]
+
+
+def _twin(policy: Any, settings: dict[str, Any]) -> str | None:
+    """The kind of ``policy``'s compiled twin (``settings``: the core's greedy setting, and the
+    strategic weights met so far); raises ``LookupError`` when it has none or a setting the
+    core cannot take."""
+    twin = getattr(policy, "compiled_twin", None)
+    spec = twin() if callable(twin) else None
+    if spec is None:
+        raise LookupError(policy)
+    kind, setting = spec
+    if kind == "greedy" and setting != settings["greedy"]:
+        raise LookupError(policy)
+    if kind == "strategic" and settings.setdefault("strategic", setting) != setting:
+        raise LookupError(policy)  # two strategic weightings: the core takes one
+    return str(kind)
+
+
+def _table_spec(opponents: Sequence[Any], seen: set[int],
+                settings: dict[str, Any]) -> str | tuple[str | None, ...] | None:
+    """One table's seats (``opponents[k]``: ``k + 1`` seats after the learner) as the core's
+    ``opponents``."""
+    agents = [p for p in opponents if p is not None]
+    ids = {id(p) for p in agents}
+    if ids & seen:
+        raise LookupError("an agent shared between tables")
+    seen |= ids
+    if not agents:
+        return None
+    if len(agents) == len(opponents) and len(ids) == 1:
+        return _twin(agents[0], settings)  # one agent at every seat
+    if len(ids) != len(agents):
+        raise LookupError("an agent at some seats but not all")
+    return tuple(None if p is None else _twin(p, settings) for p in opponents)
+
+
+def compiled_opponents(tables: Sequence[Sequence[Any]]) -> OpponentSpec | None:
+    """``(opponents, strategic_params)`` for :class:`BatchedTables` playing the opponents
+    ``tables[i]`` (the single env's parsed ``opponents`` of table ``i``), or ``None`` when the
+    compiled core does not run (``UNO_MK_ENGINE``, not built) or cannot reproduce them."""
+    module = core()
+    if module is None:
+        return None
+    seen: set[int] = set()
+    settings: dict[str, Any] = {"greedy": module.GREEDY_CHALLENGE_HAND}
+    try:
+        specs = {_table_spec(opponents, seen, settings) for opponents in tables}
+    except LookupError:
+        return None
+    if len(specs) != 1:
+        return None
+    return specs.pop(), settings.get("strategic")
+
