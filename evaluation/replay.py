@@ -60,7 +60,7 @@ from uno_mk_env import actions as A
 from uno_mk_env.agents.base import Agent, AgentError, build_agent
 from uno_mk_env.cards import CODES, COLOUR_NAMES, COLOURS, ITEM_NAMES, NAMES, NUM_CARDS
 from uno_mk_env.errors import UnoMkError, one_line, quote
-from uno_mk_env.evaluation.match import play_match
+from uno_mk_env.evaluation.match import MatchObserver, play_match
 from uno_mk_env.files import atomic_write_text, read_json
 from uno_mk_env.phases import PHASE_NAMES
 from uno_mk_env.render_image import (
@@ -74,7 +74,8 @@ from uno_mk_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
 __all__ = [
     "FORMAT", "MAX_REPLAY_GAMES", "VERSION", "ReplayError", "action_label", "load_recording",
-    "record_game", "record_games", "replay_html", "seat_names", "seat_steps", "write_html",
+    "record_game", "record_games", "replay_html", "seat_names", "seat_steps", "viewer_constants",
+    "write_html",
 ]
 
 FORMAT = "uno-mk-replay"
@@ -217,6 +218,25 @@ class _Recorder:
         return self.steps
 
 
+class _Both:
+    """Two match observers, called in order."""
+
+    def __init__(self, first: MatchObserver, second: MatchObserver) -> None:
+        self.observers = (first, second)
+
+    def start(self, game: Game) -> None:
+        for o in self.observers:
+            o.start(game)
+
+    def before(self, game: Game, seat: int) -> None:
+        for o in self.observers:
+            o.before(game, seat)
+
+    def after(self, game: Game, seat: int, action: int) -> None:
+        for o in self.observers:
+            o.after(game, seat, action)
+
+
 def record_game(
     players: Sequence[Agent],
     rules: Rules,
@@ -226,16 +246,19 @@ def record_game(
     max_steps: int = DEFAULT_MAX_STEPS,
     title: str | None = None,
     allow_cheating: bool = False,
+    observer: MatchObserver | None = None,
 ) -> dict[str, Any]:
     """Plays one game through the match driver, as the tournament does
     (:func:`uno_mk_env.evaluation.match.play_match`: agents reset with their seeds,
     ``Game(rules, seed=game_seed)``, a round beyond ``max_steps`` decisions stops the game,
     cheating agents only with ``allow_cheating``) and records it (one game of the format in the
-    module docstring).
+    module docstring). ``observer`` also watches the game, after the recorder at each call
+    (the browser table, :mod:`uno_mk_env.serve`, shows the game as it is recorded).
 
     Raises:
         AgentError: an agent failed (names it and the seat).
         AgentSpecError: a cheating agent without ``allow_cheating``.
+        MatchStopped: an agent ended the game.
     """
     n = rules.num_players
     if len(players) != n:
@@ -244,8 +267,9 @@ def record_game(
     names = seat_names(labels)
     seeds = list(agent_seeds) if agent_seeds is not None else [None] * n
     recorder = _Recorder(players, names)
+    watcher: MatchObserver = recorder if observer is None else _Both(recorder, observer)
     outcome = play_match(players, rules, game_seed, seeds, labels, max_steps, allow_cheating,
-                         observer=recorder)
+                         observer=watcher)
     g = outcome.game
     steps = recorder.finish(g)
     return {
@@ -595,6 +619,16 @@ def _script_json(value: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
+def viewer_constants() -> dict[str, Any]:
+    """What the card and table drawing of ``replay_viewer.DRAW_JS`` reads: the image renderer's
+    geometry and palette and the names of items, colours and cards (JSON-safe)."""
+    return {
+        "geometry": GEOMETRY, "palette": PALETTE, "item_names": ITEM_NAMES,
+        "item_effects": ITEM_EFFECTS, "colours": COLOURS, "colour_names": COLOUR_NAMES,
+        "card_names": dict(zip(CODES, NAMES)),
+    }
+
+
 def replay_html(data: Mapping[str, Any], title: str | None = None) -> str:
     """One self-contained HTML page showing the recording ``data`` (see the module docstring).
 
@@ -604,11 +638,7 @@ def replay_html(data: Mapping[str, Any], title: str | None = None) -> str:
     from uno_mk_env.evaluation.replay_viewer import CSS, JS, PAGE
 
     check_recording(data)
-    constants = {
-        "geometry": GEOMETRY, "palette": PALETTE, "item_names": ITEM_NAMES,
-        "item_effects": ITEM_EFFECTS, "colours": COLOURS, "colour_names": COLOUR_NAMES,
-        "card_names": dict(zip(CODES, NAMES)),
-    }
+    constants = viewer_constants()
     games = data["games"]
     title = title or (games[0]["title"] if len(games) == 1 else f"{len(games)} games")
     page = PAGE
