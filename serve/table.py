@@ -125,10 +125,12 @@ class Table:
         self._rows: list[dict[str, Any]] = []
         self.scores: list[DuplicateScore] = []
         self.games = 0  #: games started
+        self.game: Game | None = None  #: the game being played (read it only while it waits)
         self.status = "new"  # new, playing, over, stopped, failed
         self.error: str | None = None
         self.last_activity = time.monotonic()
         self._thread: threading.Thread | None = None
+        self._again = False  # "again" asked while the finished game is saved and scored
 
     # ---------------------------------------------------------------- the socket side
     def _receivers(self) -> list[int | None]:
@@ -174,6 +176,11 @@ class Table:
     def again(self, seat: int) -> str | None:
         """A person asks for the next game: ``None`` when it starts, else why not."""
         with self._lock:
+            finishing = self.status == "playing" and self.game is not None and (
+                self.game.game_over)
+            if finishing:  # saved and scored first: the game's thread starts the next one
+                self._again = True
+                return None
             if self.status != "over":
                 return "a new game starts only once this one is over"
         self.start()
@@ -232,11 +239,16 @@ class Table:
         assert final is not None
         self._publish(final)
         self._save(index, game, final)
-        if len(cfg.humans) == 1:
-            self._score(index, game_seed, agent_seeds, final)
+        session = self._score(index, game_seed, agent_seeds, final) if len(cfg.humans) == 1 \
+            else None
         with self._lock:
+            again, self._again = self._again, False
             if self.status == "playing":
                 self.status = "over"
+        if session is not None:
+            self._push(cfg.humans[0], session)
+        if again:
+            self.start()
 
     def _save(self, index: int, game: dict[str, Any], final: Game) -> None:
         out = self.config.out
@@ -246,7 +258,8 @@ class Table:
         write_json(recording([game]), stem.with_suffix(".json"))
         write_rows(rows_for_game(self._rows, final, self.id, index), stem.with_suffix(".jsonl"))
 
-    def _score(self, index: int, game_seed: int, agent_seeds: Sequence[int], final: Game) -> None:
+    def _score(self, index: int, game_seed: int, agent_seeds: Sequence[int], final: Game) -> str:
+        """Duplicate scoring of the one person's game: the session frame to send them."""
         seat = self.config.humans[0]
         specs = [self.config.reference if s == seat else self.labels[s] for s in range(self.n)]
         score = duplicate_score(final, seat, specs, self.config.rules, game_seed, agent_seeds,
@@ -255,7 +268,7 @@ class Table:
         frame = {"type": "session", "game": index + 1, "reference": self.config.reference,
                  "last": score.text(self.config.reference),
                  "summary": session_summary(self.scores, self.config.reference)}
-        self._push(seat, frame_text(frame))
+        return frame_text(frame)
 
     # ---------------------------------------------------------------- the game's thread
     def _wait_for(self, seat: int, observation: np.ndarray | None, mask: np.ndarray,
@@ -318,7 +331,7 @@ class _Watcher:
         self.game: Game | None = None
 
     def start(self, game: Game) -> None:
-        self.game = game
+        self.game = self.table.game = game
         self.table._starts.clear()
         self.table._logs.clear()
 

@@ -22,8 +22,13 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 ROOT = "uno_mk_env"
-#: From the top layer down; every other module of the package is core (rank 0).
-LAYERS = ("uno_mk_env.cli", "uno_mk_env.training", "uno_mk_env.evaluation", "uno_mk_env.agents")
+#: From the top layer down (a tuple: layers side by side, of one rank); every other module of the
+#: package is core (rank 0).
+LAYERS = ("uno_mk_env.cli", ("uno_mk_env.training", "uno_mk_env.serve"), "uno_mk_env.evaluation",
+          "uno_mk_env.agents")
+#: Every layer's package.
+LAYER_PACKAGES = tuple(
+    p for layer in LAYERS for p in ((layer,) if isinstance(layer, str) else layer))
 #: Subpackages that hold data only, counted as core.
 DATA_PACKAGES = ("uno_mk_env.models",)
 #: Entry points of the command line outside ``cli/`` (``python -m uno_mk_env``): the top layer.
@@ -48,8 +53,9 @@ def _rank(module: str) -> int | None:
     if module in ENTRY_POINTS:
         return len(LAYERS)
     for i, layer in enumerate(LAYERS):
-        if module == layer or module.startswith(layer + "."):
-            return len(LAYERS) - i
+        for package in (layer,) if isinstance(layer, str) else layer:
+            if module == package or module.startswith(package + "."):
+                return len(LAYERS) - i
     return 0
 
 
@@ -124,7 +130,7 @@ def _lint_imports(staged: Path) -> subprocess.CompletedProcess[str]:
 
 # ---------------------------------------------------------------------------------- tests
 def test_every_subpackage_has_a_layer() -> None:
-    placed = {ROOT, *LAYERS, *DATA_PACKAGES}
+    placed = {ROOT, *LAYER_PACKAGES, *DATA_PACKAGES}
     assert set(_package_dirs()) <= placed, "place the new subpackage in LAYERS (and pyproject)"
 
 
