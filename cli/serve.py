@@ -123,7 +123,7 @@ def serve(rules: Rules, humans: tuple[int, ...], agents: tuple[str, ...], seed: 
     print(f"  spectator: {base}/play/{table.spectator_token}", file=out)
     print(f"Games are saved in {folder}; Ctrl-C stops the server.", file=out, flush=True)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning",
-                            ws_max_size=4096, ws="websockets")
+                            ws_max_size=4096, ws="websockets-sansio")
     uvicorn.Server(config).run()
     print(f"Stopped after {table.games} game{'s' if table.games != 1 else ''}; saved in "
           f"{folder}.", file=out)

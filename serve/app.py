@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -40,6 +41,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from uno_mk_env.cards import CODES
 from uno_mk_env.errors import UnoMkError
 from uno_mk_env.evaluation.replay import viewer_constants
 from uno_mk_env.evaluation.replay_viewer import DRAW_JS
@@ -142,7 +144,8 @@ class Server:
 def create_app(server: Server, allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS) -> Starlette:
     """The Starlette app serving ``server``'s tables to browsers reaching it by
     ``allowed_hosts`` (``("*",)``: any)."""
-    draw_js = (DRAW_JS + "\nexport const CONSTANTS = " + frame_text(viewer_constants())
+    constants = {**viewer_constants(), "codes": list(CODES)}  # codes: in kind id order
+    draw_js = (DRAW_JS + "\nexport const CONSTANTS = " + json.dumps(constants)
                + ";\nexport { unoDrawing };\n")
 
     async def index(request: Request) -> Response:

@@ -77,9 +77,10 @@ def result_text(table: dict[str, Any], receiver: int | None) -> str:
     parts = []
     for s in order:
         place = 1 + sum(1 for o in range(n) if key(o) < key(s))
+        joint = "joint " if sum(1 for o in range(n) if key(o) == key(s)) > 1 else ""
         who = "you" if s == receiver else names[s]
         points = f"{scores[s]} point{'s' if scores[s] != 1 else ''}"
-        verb = "won" if s == winner else f"finished {_ordinal(place)}"
+        verb = "won" if s == winner else f"finished {joint}{_ordinal(place)}"
         parts.append(f"{who} {verb} with {points}")
     head = "Game over: " if winner is not None else "Game over, nobody won: "
     return head + "; ".join(parts) + "."

@@ -5,7 +5,7 @@ import { CONSTANTS as C, unoDrawing } from "/static/draw.js";
 
 const { drawTable, card } = unoDrawing(C);
 const $ = (id) => document.getElementById(id);
-const CODES = Object.keys(C.card_names);  // kind id order
+const CODES = C.codes;  // card codes in kind id order (an action below 54 plays that kind)
 const NS = "http://www.w3.org/2000/svg";
 const token = location.pathname.split("/").pop();
 const capture = location.hash.includes("capture");
@@ -23,23 +23,24 @@ function handCard(code, action) {
   const [w, h] = C.geometry.big_card;
   const svg = document.createElementNS(NS, "svg");
   svg.setAttribute("viewBox", "0 0 " + w + " " + h);
-  svg.dataset.code = code;
   card(svg, code, 0, 0, true);
   // the big card's name line falls outside the viewBox: the title tooltip names it instead
-  if (action !== null) {
-    svg.classList.add("playable");
-    svg.dataset.action = String(action);
-    svg.setAttribute("tabindex", "0");
-    svg.setAttribute("role", "button");
-    svg.setAttribute("aria-label", "play " + C.card_names[code]);
-    svg.addEventListener("click", () => act(action));
-    svg.addEventListener("keydown", (e) => {
-      if (e.key === "Enter" || e.key === " ") { e.preventDefault(); act(action); }
-    });
-  } else if (frame.legal.length) {
-    svg.classList.add("dim");
+  if (action === null) {
+    const span = document.createElement("span");
+    span.className = "card-face" + (frame.legal.length ? " dim" : "");
+    span.dataset.code = code;
+    span.appendChild(svg);
+    return span;
   }
-  return svg;
+  const b = document.createElement("button");
+  b.type = "button";
+  b.className = "card-face playable";
+  b.dataset.code = code;
+  b.dataset.action = String(action);
+  b.setAttribute("aria-label", "play " + C.card_names[code]);
+  b.appendChild(svg);
+  b.addEventListener("click", () => act(action));
+  return b;
 }
 
 function button(action, label) {
@@ -86,7 +87,8 @@ function show(f) {
   }
   const hand = $("hand");
   hand.textContent = "";
-  if (f.seat !== null && t.hands[f.seat]) {
+  hand.classList.toggle("many", f.seat !== null && t.hand_sizes[f.seat] > 16);
+  if (f.seat !== null && t.hands[f.seat] && !f.over) {
     const seen = new Set();
     for (const code of t.hands[f.seat]) {
       // one playable copy per kind carries the action (the engine plays a kind, not a copy)
@@ -107,6 +109,7 @@ function show(f) {
   }
   log.scrollTop = log.scrollHeight;
   $("end").hidden = !f.over;
+  $("decide").hidden = f.over;
   $("again").hidden = f.seat === null;
   if (f.over) $("result").textContent = f.result;
   else $("session").textContent = "";
