@@ -84,7 +84,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         seed = int(np.random.SeedSequence().generate_state(1)[0])
     elif seed < 0:
         raise CLIError(f"--seed must be a non-negative int, got {seed}")
-    require(("starlette", "uvicorn", "websockets"), "serve", "uno-mk serve")
+    require(("starlette", "uvicorn", "websockets", "scipy"), "serve", "uno-mk serve")
     check_agents([*agents, args.reference])
     folder = Path(args.out).expanduser()
     try:
