@@ -211,3 +211,65 @@ def test_the_games_reached_every_common_decision_kind() -> None:
     if not REACHED:
         pytest.skip("the games above did not run")
     assert {"play", "draw", "keep", "colour", "target", "challenge"} <= REACHED, REACHED
+
+
+def test_two_people_a_spectator_and_a_reload_in_one_browser(served, browser) -> None:
+    """Two people in their own tabs and a spectator: each tab acts only when its seat decides,
+    a reloaded tab rejoins its seat at the open decision, and the spectator's table shows no
+    card face in any seat's panel."""
+    from selenium.webdriver.common.by import By
+
+    server, base = served
+    table = server.add_table(TableConfig(Rules(num_players=3), (0, 1), ("greedy",), seed=21,
+                                         pause=0.02))
+    _viewport(browser, 1280, 800)
+    tabs = {}
+    for name, token in (("p0", table.tokens[0]), ("p1", table.tokens[1]),
+                        ("spectator", table.spectator_token)):
+        browser.switch_to.new_window("tab")
+        browser.get(f"{base}/play/{token}#capture")
+        tabs[name] = browser.current_window_handle
+    reloaded = False
+    clicks = {"p0": 0, "p1": 0}
+    deadline = time.monotonic() + 120
+    over = False
+    while not over:
+        assert time.monotonic() < deadline, "the game did not end"
+        for name in ("p0", "p1"):
+            browser.switch_to.window(tabs[name])
+            state = browser.execute_script("return document.body.dataset.state")
+            if state == "over":
+                over = True
+                break
+            if state != "deciding":
+                continue
+            if not reloaded and clicks[name] == 2:  # leave and come back: the same decision
+                ask = browser.execute_script("return document.body.dataset.ask")
+                browser.refresh()
+                _wait(browser, ("deciding",))
+                assert browser.execute_script("return document.body.dataset.ask") == ask
+                reloaded = True
+            options = browser.find_elements(By.CSS_SELECTOR, "[data-action]")
+            ask = browser.execute_script("return document.body.dataset.ask")
+            options[0].click()
+            clicks[name] += 1
+            end = time.monotonic() + 30
+            while browser.execute_script("return document.body.dataset.ask") == ask and \
+                    browser.execute_script("return document.body.dataset.state") == "deciding":
+                assert time.monotonic() < end
+                time.sleep(0.02)
+        time.sleep(0.02)
+    assert reloaded and clicks["p0"] >= 2 and clicks["p1"] >= 1
+    for name, seat in (("p0", 0), ("p1", 1)):
+        browser.switch_to.window(tabs[name])
+        check_frames(browser, seat)
+    browser.switch_to.window(tabs["spectator"])
+    _wait(browser, ("over", "waiting"))
+    faces = browser.find_elements(By.CSS_SELECTOR, "#table g.seat g.card[data-code]")
+    assert faces == [] and browser.find_elements(By.CSS_SELECTOR, "[data-action]") == []
+    assert "spectator" in browser.find_element("id", "who").text
+    for handle in tabs.values():
+        browser.switch_to.window(handle)
+        browser.close()
+    browser.switch_to.window(browser.window_handles[0])
+    server.remove(table)
