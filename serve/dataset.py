@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from uno_mk_env import Game, PlayerView
+from uno_mk_env import Game, PlayerView, Rules
 from uno_mk_env.files import FileFormatError, atomic_write_text, parse_json
 
 __all__ = ["FORMAT", "VERSION", "load_rows", "rows_for_game", "view_dict", "write_rows"]
@@ -42,13 +42,12 @@ def view_dict(view: PlayerView) -> dict[str, Any]:
     """A :class:`~uno_mk_env.PlayerView` as JSON-safe data (field names kept)."""
     out: dict[str, Any] = {}
     for name, value in zip(view._fields, view):
-        if name == "rules":
-            value = value.to_dict()
-        elif isinstance(value, bytes):
-            value = list(value)
-        elif isinstance(value, tuple):
-            value = [int(v) for v in value]
-        out[name] = value
+        if isinstance(value, Rules):
+            out[name] = value.to_dict()
+        elif isinstance(value, bytes | tuple):
+            out[name] = [int(v) for v in value]
+        else:
+            out[name] = value
     return out
 
 
