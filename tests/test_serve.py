@@ -331,3 +331,59 @@ def test_bad_serve_arguments_are_one_line_with_exit_2(argv, message, capsys) -> 
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def _kind(action: int) -> str:
+    if action < A.DRAW:
+        return "play"
+    names = {A.DRAW: "draw", A.KEEP: "keep", A.CHALLENGE: "challenge", A.ACCEPT: "accept",
+             A.CALL_UNO: "uno", A.CATCH_UNO: "catch"}
+    if action in names:
+        return names[action]
+    return "colour" if action < A.TARGET_BASE else "target"
+
+
+def test_every_decision_kind_is_offered_and_taken_over_the_socket() -> None:
+    """Seeded games at 2-4 players with a chooser preferring the rarer decisions: every masked
+    decision kind is offered to the person and taken (play, draw, keep or play the drawn card,
+    colour, Green Shell target, challenge and accept a W4, call UNO, catch a missed UNO out of
+    turn)."""
+    taken: set[str] = set()
+    rng = random.Random(1)
+
+    def choose(f: dict) -> int:
+        actions = [a for a, _ in f["legal"]]
+        rare = [a for a in actions if _kind(a) not in taken]
+        action = rng.choice(rare or actions)
+        taken.add(_kind(action))
+        return action
+
+    for i in range(40):
+        n = 2 + i % 3
+        server, app, config = _server(None, players=n, agents=("random",) * (n - 1),
+                                      seed=100 + i, uno_catch="any_player")
+        with TestClient(app) as client:
+            table = server.add_table(config)
+            with client.websocket_connect(f"/ws/{table.tokens[0]}") as ws:
+                for f in play_game(ws, choose, session=False):
+                    if f["type"] == "state" and f["legal"]:
+                        labels = dict(map(tuple, f["legal"]))
+                        assert all(labels.values())
+            server.close()
+        if taken >= {"play", "draw", "keep", "colour", "target", "challenge", "accept", "uno",
+                     "catch"}:
+            break
+    assert taken >= {"play", "draw", "keep", "colour", "target", "challenge", "accept", "uno",
+                     "catch"}, taken
+
+
+def test_idle_tables_expire_and_their_links_stop_working() -> None:
+    server, app, config = _server(None, players=2, agents=("greedy",))
+    server.idle_timeout = 10.0
+    table = server.add_table(config)
+    token = table.tokens[0]
+    assert server.expire(table.last_activity + 5) == []
+    assert server.expire(table.last_activity + 11) == [table]
+    assert token not in server.links and table.status == "stopped" and server.tables == {}
+    table.wait(5)
+    assert not table._thread.is_alive()  # the waiting game ended (MatchStopped)
