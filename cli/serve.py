@@ -16,6 +16,7 @@ another address together with ``--allow-remote``.
 from __future__ import annotations
 
 import argparse
+import socket
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -85,6 +86,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     elif seed < 0:
         raise CLIError(f"--seed must be a non-negative int, got {seed}")
     require(("starlette", "uvicorn", "websockets", "scipy"), "serve", "uno-mk serve")
+    _check_port(args.host, args.port)
     check_agents([*agents, args.reference])
     folder = Path(args.out).expanduser()
     try:
@@ -97,6 +99,16 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     table_agents = tuple(agents[i % len(agents)] for i in range(seats))
     return serve(rules_obj, tuple(range(args.humans)), table_agents, seed, args, folder, out,
                  remote)
+
+
+def _check_port(host: str, port: int) -> None:
+    """One line, before anything starts, when ``host:port`` cannot be listened on."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        with socket.socket(infos[0][0], socket.SOCK_STREAM) as s:
+            s.bind(infos[0][4])
+    except OSError as e:
+        raise CLIError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
 
 
 def serve(rules: Rules, humans: tuple[int, ...], agents: tuple[str, ...], seed: int,

@@ -317,6 +317,18 @@ def test_ten_thousand_bad_messages_change_nothing(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------------------ the command
+def test_a_port_in_use_is_one_line_with_exit_2(capsys) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert main(["serve", "--port", str(port), "--agents", "greedy"]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot listen on 127.0.0.1:{port}" in err and err.count("\n") == 1
+
+
 @pytest.mark.parametrize("argv, message", [
     (["serve", "--host", "0.0.0.0"], "--allow-remote"),
     (["serve", "--humans", "0", "--players", "2"], "bad --humans"),
