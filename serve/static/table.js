@@ -89,12 +89,8 @@ function show(f) {
   hand.textContent = "";
   hand.classList.toggle("many", f.seat !== null && t.hand_sizes[f.seat] > 16);
   if (f.seat !== null && t.hands[f.seat] && !f.over) {
-    const seen = new Set();
-    for (const code of t.hands[f.seat]) {
-      // one playable copy per kind carries the action (the engine plays a kind, not a copy)
-      const action = plays.has(code) && !seen.has(code) ? plays.get(code) : null;
-      if (action !== null) seen.add(code);
-      hand.appendChild(handCard(code, action));
+    for (const code of t.hands[f.seat]) {  // every copy of a playable kind plays that kind
+      hand.appendChild(handCard(code, plays.has(code) ? plays.get(code) : null));
     }
   }
   const actions = $("actions");
