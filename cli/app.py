@@ -3,6 +3,7 @@
 ::
 
     uno-mk play --opponents greedy,random --players 3 --seed 1 [--rule uno_catch=next_player]
+    uno-mk serve --agents ppo:ppo_2p                   # play in a browser
     uno-mk tournament --agents greedy,random --players 4 --games 400 --seed 1 --workers 2
     uno-mk evaluate ppo:models/ppo_2p.npz --workers 2                 # a benchmark card
     uno-mk train --num-players 2 --total-timesteps 1000000     # last line: agent: ppo:PATH
@@ -55,6 +56,7 @@ from . import (
     play,
     replay,
     rules,
+    serve,
     tournament,
     train,
 )
@@ -66,7 +68,8 @@ __all__ = ["COMMANDS", "PROG", "CLIError", "build_parser", "main", "print_leader
 
 #: The subcommand modules, in the order ``uno-mk --help`` lists them.
 COMMANDS: tuple[ModuleType, ...] = (
-    play, tournament, ladder, replay, evaluate, train, export, exploit, agents, models, rules, demo,
+    play, serve, tournament, ladder, replay, evaluate, train, export, exploit, agents, models,
+    rules, demo,
 )
 
 

@@ -61,7 +61,7 @@ from uno_mk_env.engine.cards import CODES, COLOUR_NAMES, NAMES
 from uno_mk_env.engine.observation import action_mask, encode
 from uno_mk_env.engine.phases import PHASE_NAMES
 from uno_mk_env.engine.seeding import derive_seed
-from uno_mk_env.evaluation.match import make_rules, play_match
+from uno_mk_env.evaluation.match import MatchObserver, make_rules, play_match
 from uno_mk_env.evaluation.replay_format import (
     FORMAT,
     MAX_REPLAY_GAMES,
@@ -209,6 +209,25 @@ class _Recorder:
         return self.steps
 
 
+class _Both:
+    """Two match observers, called in order."""
+
+    def __init__(self, first: MatchObserver, second: MatchObserver) -> None:
+        self.observers = (first, second)
+
+    def start(self, game: Game) -> None:
+        for o in self.observers:
+            o.start(game)
+
+    def before(self, game: Game, seat: int) -> None:
+        for o in self.observers:
+            o.before(game, seat)
+
+    def after(self, game: Game, seat: int, action: int) -> None:
+        for o in self.observers:
+            o.after(game, seat, action)
+
+
 def record_game(
     players: Sequence[Agent],
     rules: Rules,
@@ -218,16 +237,19 @@ def record_game(
     max_steps: int = DEFAULT_MAX_STEPS,
     title: str | None = None,
     allow_cheating: bool = False,
+    observer: MatchObserver | None = None,
 ) -> dict[str, Any]:
     """Plays one game through the match driver, as the tournament does
     (:func:`uno_mk_env.evaluation.match.play_match`: agents reset with their seeds,
     ``Game(rules, seed=game_seed)``, a round beyond ``max_steps`` decisions stops the game,
     cheating agents only with ``allow_cheating``) and records it (one game of the format in the
-    module docstring).
+    module docstring). ``observer`` also watches the game, after the recorder at each call
+    (the browser table, :mod:`uno_mk_env.serve`, shows the game as it is recorded).
 
     Raises:
         AgentError: an agent failed (names it and the seat).
         AgentSpecError: a cheating agent without ``allow_cheating``.
+        MatchStopped: an agent ended the game.
     """
     n = rules.num_players
     if len(players) != n:
@@ -236,8 +258,9 @@ def record_game(
     names = seat_names(labels)
     seeds = list(agent_seeds) if agent_seeds is not None else [None] * n
     recorder = _Recorder(players, names)
+    watcher: MatchObserver = recorder if observer is None else _Both(recorder, observer)
     outcome = play_match(players, rules, game_seed, seeds, labels, max_steps, allow_cheating,
-                         observer=recorder)
+                         observer=watcher)
     g = outcome.game
     steps = recorder.finish(g)
     return {

@@ -18,13 +18,24 @@ from uno_mk_env.render.image import GEOMETRY, ITEM_EFFECTS, PALETTE
 from .replay_format import ReplayError, check_recording
 from .replay_viewer import CSS, JS, PAGE
 
-__all__ = ["ReplayFrame", "replay_html", "write_html"]
+__all__ = ["ReplayFrame", "replay_html", "viewer_constants", "write_html"]
 
 
 def _script_json(value: Any) -> str:
     """JSON safe inside ``<script>``: no ``<``, ``>`` or ``&`` (names are user text)."""
     text = json.dumps(value, separators=(",", ":"), ensure_ascii=True)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def viewer_constants() -> dict[str, Any]:
+    """What the card and table drawing of ``replay_viewer.DRAW_JS`` reads (the replay page and
+    the browser table): the image renderer's geometry and palette and the names of items,
+    colours and cards (JSON-safe)."""
+    return {
+        "geometry": GEOMETRY, "palette": PALETTE, "item_names": ITEM_NAMES,
+        "item_effects": ITEM_EFFECTS, "colours": COLOURS, "colour_names": COLOUR_NAMES,
+        "card_names": dict(zip(CODES, NAMES)),
+    }
 
 
 def replay_html(data: Mapping[str, Any], title: str | None = None) -> str:
@@ -35,11 +46,7 @@ def replay_html(data: Mapping[str, Any], title: str | None = None) -> str:
     """
 
     check_recording(data)
-    constants = {
-        "geometry": GEOMETRY, "palette": PALETTE, "item_names": ITEM_NAMES,
-        "item_effects": ITEM_EFFECTS, "colours": COLOURS, "colour_names": COLOUR_NAMES,
-        "card_names": dict(zip(CODES, NAMES)),
-    }
+    constants = viewer_constants()
     games = data["games"]
     title = title or (games[0]["title"] if len(games) == 1 else f"{len(games)} games")
     page = PAGE

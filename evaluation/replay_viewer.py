@@ -21,7 +21,7 @@ actions are ``#legal li`` with ``data-action`` (class ``chosen`` on the chosen o
 
 from __future__ import annotations
 
-__all__ = ["CSS", "JS", "PAGE"]
+__all__ = ["CSS", "DRAW_JS", "JS", "PAGE"]
 
 PAGE = """<!DOCTYPE html>
 <html lang="en">
@@ -118,16 +118,13 @@ footer { font-size: 12px; color: #8a94a3; padding: 4px 16px 12px; }
                              aside { width: 100%; } }
 """
 
-JS = r"""
+DRAW_JS = r"""
 "use strict";
-(function () {
-  const C = JSON.parse(document.getElementById("uno-constants").textContent);
-  const DATA = JSON.parse(document.getElementById("replay-data").textContent);
+// How the table and a card look, as the image renderer draws them (one home: the replay
+// page inlines this, the browser table of uno_mk_env.serve loads it as a module).
+// C: the constants (geometry, palette, names) of replay.viewer_constants().
+function unoDrawing(C) {
   const G = C.geometry, P = C.palette, NS = "http://www.w3.org/2000/svg";
-  const $ = (id) => document.getElementById(id);
-  // step: the position among the steps the view shows (index: their positions in the game)
-  const st = { game: 0, step: 0, view: "spectator", index: [], timer: null };
-
   // ------------------------------------------------------------------ primitives
   function node(tag, attrs, parent) {
     const e = document.createElementNS(NS, tag);
@@ -360,6 +357,19 @@ JS = r"""
     // than the felt is wide
     $("last-line").textContent = t.last ? "last: " + t.last : "";
   }
+
+  return { drawTable: drawTable, card: card, back: back, itemIcon: itemIcon };
+}
+"""
+
+JS = DRAW_JS + r"""
+(function () {
+  const C = JSON.parse(document.getElementById("uno-constants").textContent);
+  const DATA = JSON.parse(document.getElementById("replay-data").textContent);
+  const { drawTable } = unoDrawing(C);
+  const $ = (id) => document.getElementById(id);
+  // step: the position among the steps the view shows (index: their positions in the game)
+  const st = { game: 0, step: 0, view: "spectator", index: [], timer: null };
 
   // ------------------------------------------------------------------ the page
   const game = () => DATA.games[st.game];

@@ -27,7 +27,7 @@ ROOT = "uno_mk_env"
 #: From the top layer down; the modules of a tuple share a layer. Every other module of the
 #: package (errors, files, the 0.9.0 path aliases) is the bottom layer, rank 0.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("uno_mk_env.cli",), ("uno_mk_env.training",), ("uno_mk_env.evaluation",),
+    ("uno_mk_env.cli",), ("uno_mk_env.training", "uno_mk_env.serve"), ("uno_mk_env.evaluation",),
     ("uno_mk_env.agents",), ("uno_mk_env.uno_mario_kart_v0",), ("uno_mk_env.envs",),
     ("uno_mk_env.compiled", "uno_mk_env.render"), ("uno_mk_env.engine",),
 )

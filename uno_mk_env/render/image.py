@@ -51,8 +51,9 @@ from ..engine.phases import COLOUR_AT_START, PHASE_NAMES, Phase
 from .text import events_text
 
 __all__ = [
-    "GEOMETRY", "HEIGHT", "ITEM_EFFECTS", "PALETTE", "WIDTH", "Window", "card_label",
-    "draw_table", "hand_slots", "last_decision_text", "render_image", "require_pillow",
+    "GEOMETRY", "HEIGHT", "ITEM_EFFECTS", "PALETTE", "PUBLIC", "WIDTH", "Window", "card_label",
+    "draw_table", "hand_slots", "last_decision_text", "public_table_data", "render_image",
+    "require_pillow",
     "seat_centres", "table_data",
 ]
 
@@ -195,6 +196,25 @@ def table_data(
         "item": _last_item(game.events_for(seat), view.last_item, names, seat),
         "last": last,
     }
+
+
+#: The seat no event names: :func:`~uno_mk_env.engine.events.event_for` of it keeps only what every
+#: seat may see (drawn cards, revealed hands and KEEPs hidden).
+PUBLIC = -1
+
+
+def public_table_data(game: Game, names: Sequence[str] | None = None,
+                      last: str = "") -> dict[str, Any]:
+    """The table as a spectator who sees no hand sees it (the browser table's spectator,
+    :mod:`uno_mk_env.serve`): :func:`table_data` of seat 0 with every hand hidden (``None``),
+    no drawn card, ``viewer`` ``None``, and the item's events as every seat sees them. ``last``
+    should be :func:`last_decision_text` of seat :data:`PUBLIC`."""
+    t = table_data(game, 0, names, last)
+    n = game.num_players
+    item = game.view(0).last_item
+    t.update(viewer=None, hands=[None] * n, drawn_card=None,
+             item=_last_item(game.events_for(PUBLIC), item, t["names"], PUBLIC))
+    return t
 
 
 # ------------------------------------------------------------------------------ geometry
