@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import io
 import json
 import os
 import re
@@ -78,9 +79,11 @@ def atomic_write(path: str | Path, mode: str = "w", **open_args: Any) -> Iterato
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(e, OSError) and e.filename is None:  # a failed write names no file:
+            e.filename = str(target)  # the caller's one line then names the one it wrote
         raise
 
 
@@ -98,10 +101,14 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
 
 
 def atomic_save(path: str | Path, save: Callable[[IO[bytes]], Any]) -> Path:
-    """Calls ``save(binary_file)`` (a matplotlib ``savefig``, say) on a temporary file and
-    renames it over ``path`` (:func:`atomic_write`); returns the path."""
+    """Calls ``save(binary_file)`` (a matplotlib ``savefig``, a ``torch.save``) on a buffer in
+    memory, then writes it to ``path`` atomically (:func:`atomic_write`); returns the path.
+    The buffer makes a full disk the ``OSError`` it is: a writer that catches the error of its
+    own writes (``torch.save`` turns it into a ``RuntimeError``) never sees one."""
+    buffer = io.BytesIO()
+    save(buffer)
     with atomic_write(path, "wb") as f:
-        save(f)
+        f.write(buffer.getbuffer())
     return Path(path)
 
 
