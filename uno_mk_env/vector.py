@@ -331,7 +331,7 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
         autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
         **rule_options: Any,
     ) -> None:
-        check_num_envs(num_envs)
+        num_envs = check_num_envs(num_envs)
         check_env_options(reward, max_steps, None)
         mode = _autoreset_mode(autoreset_mode)
         if opponents is not None and not callable(opponents):
@@ -549,7 +549,7 @@ class SelfPlayVectorEnv:
 
     def __init__(self, num_envs: int, num_players: int = 2, reward: str = "win",
                  max_steps: int | None = DEFAULT_MAX_STEPS, **rule_options: Any) -> None:
-        check_num_envs(num_envs)
+        num_envs = check_num_envs(num_envs)
         self.rules = Rules(num_players=num_players, **rule_options)
         check_env_options(reward, max_steps, None)
         self.num_envs = num_envs
