@@ -276,3 +276,34 @@ def test_a_hostile_card_is_one_line_when_recomputed(tmp_path: Path) -> None:
     (tmp_path / "games" / "x.json").write_text(DEEP)
     with pytest.raises(FileFormatError, match="x.json"):
         recompute_card(tmp_path)
+
+
+# ------------------------------------------------------- places told at truncation (item 7)
+@pytest.mark.parametrize("num_players", [3, 5, 8])
+def test_a_cut_episode_tells_every_seat_a_place_its_view_decides(num_players: int) -> None:
+    """At a cut (unfinished) game, the place in the episode statistics is the same in every
+    world a seat cannot tell apart (the hidden cards re-dealt by ``determinize``), for every
+    seat; places by the hidden hand points would have differed (the test can fail)."""
+    from uno_mk_env import Game, Rules
+    from uno_mk_env.rewards import episode_places, places
+
+    rng = np.random.default_rng(num_players)
+    leaky = checked = 0
+    for seed in range(30):
+        game = Game(Rules(num_players=num_players), seed=seed)
+        for _ in range(int(rng.integers(3, 40))):
+            if game.game_over:
+                break
+            game.step(int(rng.choice(game.legal_action_ids())))
+        if game.game_over:
+            continue
+        told = episode_places(game)
+        for seat in range(num_players):
+            other = game.determinize(seat, rng)
+            assert other.view(seat) == game.view(seat)
+            assert episode_places(other) == told
+            hidden = [places(None, list(g.scores), [g.hand_points(s) for s in range(num_players)])
+                      for g in (game, other)]
+            leaky += hidden[0][seat] != hidden[1][seat]
+            checked += 1
+    assert checked >= 60 and leaky > 0
