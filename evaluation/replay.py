@@ -61,7 +61,7 @@ from uno_mk_env.agents.base import Agent, AgentError, build_agent
 from uno_mk_env.cards import CODES, COLOUR_NAMES, COLOURS, ITEM_NAMES, NAMES, NUM_CARDS
 from uno_mk_env.errors import UnoMkError, one_line, quote
 from uno_mk_env.evaluation.match import play_match
-from uno_mk_env.files import atomic_write_text, read_json
+from uno_mk_env.files import atomic_write_text, no_space, read_json
 from uno_mk_env.phases import PHASE_NAMES
 from uno_mk_env.render_image import (
     GEOMETRY,
@@ -629,6 +629,7 @@ def write_html(data: Mapping[str, Any], path: str | Path, title: str | None = No
 
     Raises:
         ReplayError: ``data`` is not a recording, or ``path`` cannot be written.
+        OSError: no space for it (:func:`uno_mk_env.files.no_space`).
     """
     target = Path(path).expanduser()
     html = replay_html(data, title)
@@ -636,6 +637,8 @@ def write_html(data: Mapping[str, Any], path: str | Path, title: str | None = No
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(target, html)  # never a half-written page
     except OSError as e:
+        if no_space(e):  # not a bad path: the command line says so, exit 1
+            raise
         raise ReplayError(f"cannot write {str(target)!r}: {e.strerror or e}") from None
     return target
 
@@ -645,12 +648,15 @@ def write_json(data: Mapping[str, Any], path: str | Path) -> Path:
 
     Raises:
         ReplayError: ``path`` cannot be written.
+        OSError: no space for it (:func:`uno_mk_env.files.no_space`).
     """
     target = Path(path).expanduser()
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(target, json.dumps(data, separators=(",", ":")) + "\n")
     except OSError as e:
+        if no_space(e):  # not a bad path: the command line says so, exit 1
+            raise
         raise ReplayError(f"cannot write {str(target)!r}: {e.strerror or e}") from None
     return target
 

@@ -85,6 +85,21 @@ def test_a_full_disk_ends_a_tournament_in_one_line_with_whole_files(limit: int,
         assert "--resume" in line
 
 
+@pytest.mark.parametrize("argv, name", [
+    (["replay", "--agents", "greedy,random", "--games", "2", "--out", "p.html", "--json",
+      "r.json"], "p.html"),
+    ([*TOURNAMENT[:4], "4", *TOURNAMENT[5:], "--replays", "2", "--out", "t"],
+     "t/replays.json"),
+], ids=["replay", "tournament-replays"])
+def test_a_full_disk_is_exit_1_not_a_bad_argument_for_replays(argv: list[str], name: str,
+                                                             tmp_path: Path) -> None:
+    """A page or a recording that finds no room is the one line of a full disk (exit 1), as
+    every other write; it used to be exit 2, the code of a bad argument."""
+    proc = run(argv, tmp_path, 5000)
+    one_error_line(proc, 1, f"cannot write '{name}'", "no space left, or a file-size limit")
+    assert_whole_files(tmp_path)
+
+
 @pytest.mark.parametrize("limit", [0, 2500])
 def test_a_full_disk_ends_an_evaluation_in_one_line_keeping_the_old_card(limit: int,
                                                                        tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
 import io
 import json
 import os
@@ -41,12 +42,22 @@ import numpy as np
 
 from .errors import UnoMkError, one_line
 
-__all__ = ["LOCK_FILE", "MAX_JSON_BYTES", "MAX_JSON_DEPTH", "FileFormatError", "OutputLock",
-           "OutputPathError", "append_csv_row", "atomic_save", "atomic_write",
-           "atomic_write_text", "check_output_dir", "json_depth", "parse_json", "read_json"]
+__all__ = ["LOCK_FILE", "MAX_JSON_BYTES", "MAX_JSON_DEPTH", "NO_SPACE", "FileFormatError",
+           "OutputLock", "OutputPathError", "append_csv_row", "atomic_save", "atomic_write",
+           "atomic_write_text", "check_output_dir", "json_depth", "no_space", "parse_json",
+           "read_json"]
 
 #: The lock file :class:`OutputLock` holds in an output folder.
 LOCK_FILE = ".uno-mk.lock"
+#: ``errno`` values of a write that found no space: a full disk, a full quota, a file-size limit
+#: (``EFBIG``: ``ulimit -f`` / ``prlimit --fsize``; Python ignores the signal that comes with it).
+NO_SPACE = frozenset({errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)})
+
+
+def no_space(error: BaseException) -> bool:
+    """Whether ``error`` is a write that found no space (:data:`NO_SPACE`): the command line
+    ends it with one line and exit code 1, never as a bad argument."""
+    return isinstance(error, OSError) and error.errno in NO_SPACE
 
 
 class OutputPathError(UnoMkError, ValueError):
