@@ -25,7 +25,7 @@ Bad arguments (an unknown agent or rule option, a bad player count, a missing or
 model file, an ``--out`` that cannot be written, checked before any game is played, a missing
 extra) end with exit code 2 and a one-line error on stderr, never a traceback. A failing agent,
 a dying worker process or a write that finds no space (a full disk or quota, a file-size limit:
-:data:`~uno_mk_env.cli.common.NO_SPACE`) ends with exit code 1 and one line; SIGTERM ends a
+:data:`~uno_mk_env.files.NO_SPACE`) ends with exit code 1 and one line; SIGTERM ends a
 tournament's workers and exits with 143, Ctrl-C with 130, without a traceback.
 """
 

@@ -5,7 +5,6 @@ it is installed, plain text otherwise)."""
 from __future__ import annotations
 
 import argparse
-import errno
 import importlib.util
 import io
 import re
@@ -19,6 +18,7 @@ from uno_mk_env.agents.base import AgentSpecError, build_agent
 from uno_mk_env.engine.rules import MAX_PLAYERS, MIN_PLAYERS, OPTIONS
 from uno_mk_env.errors import UnoMkError, one_line, quote
 from uno_mk_env.evaluation.match import admit
+from uno_mk_env.files import NO_SPACE, no_space  # noqa: F401  (the CLI's names for them)
 
 PROG = "uno-mk"
 
@@ -33,16 +33,6 @@ class WriteError(CLIError):
     (the arguments were fine)."""
 
     exit_code = 1
-
-
-#: ``errno`` values of a write that found no space: a full disk, a full quota, a file-size limit
-#: (``EFBIG``: ``ulimit -f`` / ``prlimit --fsize``; Python ignores the signal that comes with it).
-NO_SPACE = frozenset({errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)})
-
-
-def no_space(error: BaseException) -> bool:
-    """Whether ``error`` is a write that found no space (:data:`NO_SPACE`)."""
-    return isinstance(error, OSError) and error.errno in NO_SPACE
 
 
 def write_error(error: OSError, where: object, then: str) -> WriteError:

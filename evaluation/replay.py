@@ -68,7 +68,7 @@ from uno_mk_env.evaluation.replay_format import (
     VERSION,
     ReplayError,
 )
-from uno_mk_env.files import atomic_write_text
+from uno_mk_env.files import atomic_write_text, no_space
 from uno_mk_env.render.image import (
     last_decision_text,
     table_data,
@@ -357,12 +357,15 @@ def write_json(data: Mapping[str, Any], path: str | Path) -> Path:
 
     Raises:
         ReplayError: ``path`` cannot be written.
+        OSError: no space for it (:func:`uno_mk_env.files.no_space`).
     """
     target = Path(path).expanduser()
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(target, json.dumps(data, separators=(",", ":")) + "\n")
     except OSError as e:
+        if no_space(e):  # not a bad path: the command line says so, exit 1
+            raise
         raise ReplayError(f"cannot write {str(target)!r}: {e.strerror or e}") from None
     return target
 

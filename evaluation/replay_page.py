@@ -12,7 +12,7 @@ from typing import Any
 
 from uno_mk_env.engine.cards import CODES, COLOUR_NAMES, COLOURS, ITEM_NAMES, NAMES
 from uno_mk_env.errors import quote
-from uno_mk_env.files import atomic_write_text
+from uno_mk_env.files import atomic_write_text, no_space
 from uno_mk_env.render.image import GEOMETRY, ITEM_EFFECTS, PALETTE
 
 from .replay_format import ReplayError, check_recording
@@ -67,6 +67,7 @@ def write_html(data: Mapping[str, Any], path: str | Path, title: str | None = No
 
     Raises:
         ReplayError: ``data`` is not a recording, or ``path`` cannot be written.
+        OSError: no space for it (:func:`uno_mk_env.files.no_space`).
     """
     target = Path(path).expanduser()
     html = replay_html(data, title)
@@ -74,6 +75,8 @@ def write_html(data: Mapping[str, Any], path: str | Path, title: str | None = No
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(target, html)  # never a half-written page
     except OSError as e:
+        if no_space(e):  # not a bad path: the command line says so, exit 1
+            raise
         raise ReplayError(f"cannot write {str(target)!r}: {e.strerror or e}") from None
     return target
 

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
+import io
 import json
 import os
 import re
@@ -40,12 +42,22 @@ import numpy as np
 
 from .errors import UnoMkError, one_line
 
-__all__ = ["LOCK_FILE", "MAX_JSON_BYTES", "MAX_JSON_DEPTH", "FileFormatError", "OutputLock",
-           "OutputPathError", "append_csv_row", "atomic_save", "atomic_write",
-           "atomic_write_text", "check_output_dir", "json_depth", "parse_json", "read_json"]
+__all__ = ["LOCK_FILE", "MAX_JSON_BYTES", "MAX_JSON_DEPTH", "NO_SPACE", "FileFormatError",
+           "OutputLock", "OutputPathError", "append_csv_row", "atomic_save", "atomic_write",
+           "atomic_write_text", "check_output_dir", "json_depth", "no_space", "parse_json",
+           "read_json"]
 
 #: The lock file :class:`OutputLock` holds in an output folder.
 LOCK_FILE = ".uno-mk.lock"
+#: ``errno`` values of a write that found no space: a full disk, a full quota, a file-size limit
+#: (``EFBIG``: ``ulimit -f`` / ``prlimit --fsize``; Python ignores the signal that comes with it).
+NO_SPACE = frozenset({errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)})
+
+
+def no_space(error: BaseException) -> bool:
+    """Whether ``error`` is a write that found no space (:data:`NO_SPACE`): the command line
+    ends it with one line and exit code 1, never as a bad argument."""
+    return isinstance(error, OSError) and error.errno in NO_SPACE
 
 
 class OutputPathError(UnoMkError, ValueError):
@@ -78,9 +90,11 @@ def atomic_write(path: str | Path, mode: str = "w", **open_args: Any) -> Iterato
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(e, OSError) and e.filename is None:  # a failed write names no file:
+            e.filename = str(target)  # the caller's one line then names the one it wrote
         raise
 
 
@@ -98,10 +112,14 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
 
 
 def atomic_save(path: str | Path, save: Callable[[IO[bytes]], Any]) -> Path:
-    """Calls ``save(binary_file)`` (a matplotlib ``savefig``, say) on a temporary file and
-    renames it over ``path`` (:func:`atomic_write`); returns the path."""
+    """Calls ``save(binary_file)`` (a matplotlib ``savefig``, a ``torch.save``) on a buffer in
+    memory, then writes it to ``path`` atomically (:func:`atomic_write`); returns the path.
+    The buffer makes a full disk the ``OSError`` it is: a writer that catches the error of its
+    own writes (``torch.save`` turns it into a ``RuntimeError``) never sees one."""
+    buffer = io.BytesIO()
+    save(buffer)
     with atomic_write(path, "wb") as f:
-        save(f)
+        f.write(buffer.getbuffer())
     return Path(path)
 
 

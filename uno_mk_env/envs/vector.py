@@ -247,15 +247,16 @@ class _Tables:
 
 
 def check_num_envs(num_envs: Any) -> int:
-    """``num_envs`` if it is an ``int`` from 1 to :data:`MAX_ENVS`.
+    """``num_envs`` as an ``int`` if it is an integer (``int`` or a numpy integer, as seeds
+    are) from 1 to :data:`MAX_ENVS`.
 
     Raises:
         ValueError: anything else (a bool, a float, 0, ``10**8``), naming the value.
     """
-    if not isinstance(num_envs, int) or isinstance(num_envs, bool) or not (
+    if not isinstance(num_envs, int | np.integer) or isinstance(num_envs, bool) or not (
             1 <= num_envs <= MAX_ENVS):
         raise ValueError(f"num_envs must be an int from 1 to {MAX_ENVS}, got {quote(num_envs)}")
-    return num_envs
+    return int(num_envs)
 
 
 def _reset_seeds(seed: Any, n: int) -> list[int | None]:
@@ -341,7 +342,7 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
         autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
         **rule_options: Any,
     ) -> None:
-        check_num_envs(num_envs)
+        num_envs = check_num_envs(num_envs)
         check_env_options(reward, max_steps, None)
         mode = _autoreset_mode(autoreset_mode)
         if opponents is not None and not callable(opponents):
@@ -621,7 +622,7 @@ class SelfPlayVectorEnv:
 
     def __init__(self, num_envs: int, num_players: int = 2, reward: str = "win",
                  max_steps: int | None = DEFAULT_MAX_STEPS, **rule_options: Any) -> None:
-        check_num_envs(num_envs)
+        num_envs = check_num_envs(num_envs)
         self.rules = Rules(num_players=num_players, **rule_options)
         check_env_options(reward, max_steps, None)
         self.num_envs = num_envs
