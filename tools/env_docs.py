@@ -341,7 +341,7 @@ def env_versions() -> str:
     """The ``Version History`` section of the ``uno_mario_kart_v0`` module docstring."""
     import importlib
 
-    module = importlib.import_module(f"{__package__}.uno_mario_kart_v0")
+    module = importlib.import_module("uno_mk_env.uno_mario_kart_v0")
     assert module.__doc__ is not None  # the docstring holds the version history
     section = module.__doc__.split("Version History\n", 1)[1]
     entries: list[str] = []
