@@ -104,19 +104,14 @@ def test_other_malformed_actions_change_no_table(bad: Any) -> None:
 
 def _sb3() -> Any:
     pytest.importorskip("stable_baselines3")
-    from uno_mk_env.training.vector_envs import SB3VectorEnv
+    from uno_mk_env.training.sb3_vector import SB3VectorEnv
 
     return SB3VectorEnv(UnoMarioKartVectorEnv(2, 2))
 
 
 @pytest.mark.parametrize("bad", [
     1.5, -1, 2**64,
-    pytest.param(True, marks=pytest.mark.xfail(strict=True, reason=(
-        "training/vector_envs.py: SB3VectorEnv keeps SB3's VecEnv.seed, which computes "
-        "seed + i, so True deals as seed 1 where the vector env refuses a bool"))),
-    pytest.param("1", marks=pytest.mark.xfail(strict=True, reason=(
-        "training/vector_envs.py: SB3's VecEnv.seed('1') fails with 'can only concatenate "
-        "str (not \"int\") to str', a message that names no seed"))),
+    True, "1", 2.0, np.int64(-3),
 ], ids=repr)
 def test_the_sb3_adapter_refuses_the_seeds_the_vector_env_refuses(bad: Any) -> None:
     venv = _sb3()

@@ -177,11 +177,6 @@ def _sb3_checkpoint(run: Path) -> Path:
     return path
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "training/resume.py: first_run_args reads the run's config.json with the forgiving "
-    "read_json (None on any error), so a deep, huge or non-object config.json is silently "
-    "ignored and the resumed run trains without checking its hyperparameters; it should be "
-    "one line naming config.json (owned by the training helper)"))
 @pytest.mark.parametrize("config", ["deep", "huge", "list"])
 def test_a_broken_config_json_given_to_resume_is_one_line(config: str, tmp_path: Path) -> None:
     run = tmp_path / "old"

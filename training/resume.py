@@ -95,12 +95,19 @@ def checkpoint_hyperparameters(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
-    """The JSON object in ``path``, or ``None`` when it is missing, unreadable or not an object."""
-    try:
-        value = files.read_json(path)
-    except files.FileFormatError:
+    """The JSON object in ``path``, or ``None`` when there is no such file.
+
+    Raises:
+        TrainingError: the file is there but cannot be read, is too large or nested too deep,
+            is not JSON or holds no object (one line naming it): a resumed run never trains on
+            arguments it could not check.
+    """
+    if not path.is_file():
         return None
-    return value if isinstance(value, dict) else None
+    value = files.read_json(path, error=TrainingError)
+    if not isinstance(value, dict):
+        raise TrainingError(f"{str(path)!r} must hold a JSON object, got {type(value).__name__}")
+    return value
 
 
 def first_run_args(checkpoint: Path) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
+from uno_mk_env.envs.gym_env import check_seed
 from uno_mk_env.envs.vector import STATS_KEY, UnoMarioKartVectorEnv, check_actions
 
 from .vector_envs import VectorLeague
@@ -35,6 +36,12 @@ class SB3VectorEnv(VecEnv):
         super().__init__(venv.num_envs, venv.single_observation_space,
                          venv.single_action_space)
         self._actions: np.ndarray | None = None
+
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:
+        """SB3's ``seed(seed)`` (table ``i`` then gets ``seed + i`` at the next ``reset()``),
+        after checking ``seed`` as the vector env does (:func:`~uno_mk_env.envs.gym_env.
+        check_seed`: ``None`` or an int in [0, 2**64); a bool, float or string is refused)."""
+        return super().seed(check_seed(seed))
 
     def reset(self) -> np.ndarray:
         seed = self._seeds[0] if self._seeds and self._seeds[0] is not None else None
