@@ -5,7 +5,7 @@ as a spectator sees it and as each seat sees it, the legal actions, the chosen a
 policy's probabilities when the agent gives them (``action_probabilities(observation, mask)``,
 as the ``ppo`` agent does) and what the decision caused, as one line of the event log per view.
 Everything comes from the engine: each seat's part is built from ``game.view(seat)`` and
-``game.events_for(seat)`` only (:func:`uno_mk_env.render.image.table_data`), the spectator's
+``game.events_for(seat)`` only (:func:`uno_mk_env.render.table.table_data`), the spectator's
 from every seat's view and the full log.
 
 :func:`~uno_mk_env.evaluation.replay_page.replay_html` turns a recording into one self-contained
@@ -69,10 +69,7 @@ from uno_mk_env.evaluation.replay_format import (
     ReplayError,
 )
 from uno_mk_env.files import atomic_write_text, no_space
-from uno_mk_env.render.image import (
-    last_decision_text,
-    table_data,
-)
+from uno_mk_env.render.table import last_decision_text, table_data
 
 __all__ = [
     "DEFAULT_MAX_STEPS", "action_label", "record_game", "record_games", "record_tournament_games",

@@ -235,7 +235,7 @@ def _check_part(value: Any, where: str, n: int, viewer: int | None, decided: boo
 
 
 def _check_table(value: Any, where: str, n: int, viewer: int | None) -> None:
-    """A table as :func:`uno_mk_env.render.image.table_data` writes it."""
+    """A table as :func:`uno_mk_env.render.table.table_data` writes it."""
     table = _check_object(value, where)
     for key, test, what in _table_fields(n, viewer):
         _check(table, key, where, test, what)

@@ -13,7 +13,7 @@ from typing import Any
 from uno_mk_env.engine.cards import CODES, COLOUR_NAMES, COLOURS, ITEM_NAMES, NAMES
 from uno_mk_env.errors import quote
 from uno_mk_env.files import atomic_write_text, no_space
-from uno_mk_env.render.image import GEOMETRY, ITEM_EFFECTS, PALETTE
+from uno_mk_env.render.table import GEOMETRY, ITEM_EFFECTS, PALETTE
 
 from .replay_format import ReplayError, check_recording
 from .replay_viewer import CSS, JS, PAGE

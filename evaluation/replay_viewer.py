@@ -3,7 +3,7 @@
 time), which :func:`~uno_mk_env.evaluation.replay_page.write_html` writes and
 :class:`~uno_mk_env.evaluation.replay_page.ReplayFrame` shows in a notebook.
 
-The JavaScript draws a table dict (:func:`uno_mk_env.render.image.table_data`) as SVG with the
+The JavaScript draws a table dict (:func:`uno_mk_env.render.table.table_data`) as SVG with the
 image renderer's geometry and palette (passed in as ``uno-constants``), shape for shape as
 :func:`uno_mk_env.render.image.draw_table` draws it with Pillow. A seat's view reads only
 ``steps[i].seats[seat]``; the spectator's only ``steps[i].spectator``. One difference: the

@@ -4,8 +4,8 @@ that seat may see, or (a spectator) from the public part of the table only.
 A *state frame* (``{"type": "state", ...}``) is the whole table as the receiver may know it:
 
 ``table``
-    :func:`uno_mk_env.render.image.table_data` of the seat (its own hand face up, every other
-    hand as a count), or :func:`~uno_mk_env.render.image.public_table_data` for a spectator.
+    :func:`uno_mk_env.render.table.table_data` of the seat (its own hand face up, every other
+    hand as a count), or :func:`~uno_mk_env.render.table.public_table_data` for a spectator.
 ``legal``
     ``[[action id, label], ...]``: the decisions offered, from ``view.legal_actions`` (only the
     deciding seat has any, and only a seat played by a person is sent them).
@@ -35,7 +35,7 @@ from uno_mk_env import Game, PlayerView
 from uno_mk_env import actions as A
 from uno_mk_env.errors import one_line
 from uno_mk_env.evaluation.replay import action_label
-from uno_mk_env.render.image import PUBLIC, last_decision_text, public_table_data, table_data
+from uno_mk_env.render.table import PUBLIC, last_decision_text, public_table_data, table_data
 
 __all__ = ["error_frame", "frame_text", "last_text", "result_text", "sees_now", "state_frame"]
 

@@ -23,7 +23,8 @@ from uno_mk_env.agents.base import build_agent
 from uno_mk_env.agents.rule_based import GreedyAgent, StrategicAgent, StrategicParams
 from uno_mk_env.compiled import ENGINE_VARIABLE
 from uno_mk_env.engine.seeding import derive_seed
-from uno_mk_env.envs.vector import SelfPlayVectorEnv, UnoMarioKartVectorEnv
+from uno_mk_env.envs.self_play import SelfPlayVectorEnv
+from uno_mk_env.envs.vector import UnoMarioKartVectorEnv
 
 load_core()
 

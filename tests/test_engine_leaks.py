@@ -140,7 +140,8 @@ def test_r4_2_public_counter_table_data_text_and_image_are_the_same_to_other_sea
     """R4.2, the issue's case: after seat 0 kept a playable R7 or drew an unplayable B7, the
     public decision counter, the image renderer's table dict (its ``decision``), the text render
     and the image itself are the same for seats 1 and 2 (the omniscient ``num_steps`` is not)."""
-    from uno_mk_env.render.image import last_decision_text, render_image, table_data
+    from uno_mk_env.render.image import render_image
+    from uno_mk_env.render.table import last_decision_text, table_data
     from uno_mk_env.render.text import render_game
 
     (kept, h1), (unplayable, h2) = _draw_keep("R7"), _draw_keep("B7")

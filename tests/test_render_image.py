@@ -18,16 +18,8 @@ from uno_mk_env.agents import make_agent
 from uno_mk_env.agents.base import agent_action
 from uno_mk_env.engine.cards import ITEM_NAMES
 from uno_mk_env.envs.gym_env import UnoMarioKartGymEnv
-from uno_mk_env.render.image import (
-    GEOMETRY,
-    HEIGHT,
-    WIDTH,
-    draw_table,
-    hand_slots,
-    render_image,
-    seat_centres,
-    table_data,
-)
+from uno_mk_env.render.image import draw_table, hand_slots, render_image, seat_centres
+from uno_mk_env.render.table import GEOMETRY, HEIGHT, WIDTH, table_data
 
 pytest.importorskip("PIL")
 SHAPE = (HEIGHT, WIDTH, 3)
@@ -308,7 +300,8 @@ def test_card_numerals_use_a_real_bold_face_and_stay_distinct():
     test extra), not a regular face smeared by a stroke; at 1x the corners of 3, 5, 6, 8 and S
     differ pairwise, and the label is not blurred into a blob (it keeps background pixels
     between its strokes)."""
-    from uno_mk_env.render.image import PALETTE, _card, _font, _Painter, bold_font_path
+    from uno_mk_env.render.image import _card, _font, _Painter, bold_font_path
+    from uno_mk_env.render.table import PALETTE
 
     assert bold_font_path() is not None and bold_font_path().endswith("DejaVuSans-Bold.ttf")
     assert _font(14, True).getname() == ("DejaVu Sans", "Bold")
@@ -330,7 +323,7 @@ def test_no_active_colour_is_shown_while_the_start_colour_is_chosen():
     """R3.3: with a Wild Item Box start card there is no active colour until its colour is
     named: the table dict says ``colour_pending`` and the image rings the top card in the wild
     colour with "being chosen", not the engine's placeholder; after the choice, the colour."""
-    from uno_mk_env.render.image import PALETTE
+    from uno_mk_env.render.table import PALETTE
 
     g = next(g for g in (Game(Rules(num_players=3), seed=s) for s in range(3000))
              if g.phase_name == "choose_colour")

@@ -20,7 +20,7 @@ from uno_mk_env.engine.events import event_for
 from uno_mk_env.evaluation.replay import record_game, record_games, write_json
 from uno_mk_env.evaluation.replay_format import FORMAT, ReplayError, load_recording
 from uno_mk_env.evaluation.replay_page import replay_html
-from uno_mk_env.render.image import table_data
+from uno_mk_env.render.table import table_data
 from uno_mk_env.render.text import events_text
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -159,7 +159,7 @@ def test_a_frame_holds_no_other_seats_card_over_the_socket(tmp_path) -> None:
 def test_the_two_worlds_check_catches_a_leak() -> None:
     """The check can fail: a frame with every hand face up (the replay's spectator table)
     differs between the worlds."""
-    from uno_mk_env.render.image import table_data
+    from uno_mk_env.render.table import table_data
 
     g = Game(Rules(num_players=3), seed=4)
     twin = other_world(g, 0, random.Random(1))

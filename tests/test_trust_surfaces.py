@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 from uno_mk_env.cli import main
-from uno_mk_env.envs.vector import SelfPlayVectorEnv, UnoMarioKartVectorEnv
+from uno_mk_env.envs.self_play import SelfPlayVectorEnv
+from uno_mk_env.envs.vector import UnoMarioKartVectorEnv
 
 DEEP = "[" * 100_000 + "]" * 100_000
 DEEP_OBJECT = '{"a":' * 50_000 + "1" + "}" * 50_000

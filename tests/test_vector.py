@@ -28,7 +28,8 @@ from uno_mk_env.engine.rewards import episode_places, places
 from uno_mk_env.engine.rules import Rules
 from uno_mk_env.engine.seeding import derive_seed
 from uno_mk_env.envs.gym_env import UnoMarioKartGymEnv
-from uno_mk_env.envs.vector import STATS_KEY, SelfPlayVectorEnv, UnoMarioKartVectorEnv
+from uno_mk_env.envs.self_play import SelfPlayVectorEnv
+from uno_mk_env.envs.vector import STATS_KEY, UnoMarioKartVectorEnv
 from uno_mk_env.errors import IllegalActionError
 
 POLICY = "models/ppo_2p.npz"

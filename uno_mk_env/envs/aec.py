@@ -64,11 +64,9 @@ from ..errors import UnoMkError
 from ..render import text as R
 from .screen import RENDER_MODES, Screen
 
-__all__ = [
-    "GuardedUnoMarioKartEnv", "IllegalActionWarning", "UnknownAgentError",
-    "UnoMarioKartEnv", "action_id", "check_env_options", "check_render_seat",
-    "check_reward_value", "env", "raw_env",
-]
+__all__ = ["GuardedUnoMarioKartEnv", "IllegalActionWarning", "UnknownAgentError", "UnoMarioKartEnv",
+           "action_id", "check_env_options", "check_render_seat", "check_reward_value", "env",
+           "raw_env"]
 
 DEFAULT_MAX_STEPS = 2000
 
