@@ -353,9 +353,10 @@ function unoDrawing(C) {
     const tx0 = t.item !== null ? x0 + 62 : x0 + 24;
     text(svg, tx0, iy + 9, cut(first, limit - 6), 13, P.text, "la");
     text(svg, tx0, iy + 29, cut(second, limit - 6), 12, P.text, "la");
-    // the "last:" line is the HTML line under the table (#last-line), in full: it may be longer
-    // than the felt is wide
-    $("last-line").textContent = t.last ? "last: " + t.last : "";
+    // the "last:" line is the HTML line under the table (#last-line, on the replay page), in
+    // full: it may be longer than the felt is wide
+    const lastLine = document.getElementById("last-line");
+    if (lastLine) lastLine.textContent = t.last ? "last: " + t.last : "";
   }
 
   return { drawTable: drawTable, card: card, back: back, itemIcon: itemIcon };

@@ -9,6 +9,7 @@ import io
 
 import pytest
 
+import uno_mk_env.cli.common as common
 import uno_mk_env.evaluation.match as match
 from uno_mk_env.cli.app import main
 from uno_mk_env.cli.common import CLIError, check_agents
@@ -28,7 +29,7 @@ def test_check_agents_asks_the_one_policy(monkeypatch) -> None:
         asked.append((label, allow_cheating))
         return match.cheats(agent)
 
-    monkeypatch.setattr(match, "admit", spy)
+    monkeypatch.setattr(common, "admit", spy)  # cli.common imports the one policy
     check_agents(["oracle", "random", "oracle"], allow_cheating=False)  # the spy admits all
     assert asked == [("oracle", False), ("random", False)]
 

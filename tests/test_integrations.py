@@ -24,7 +24,6 @@ from pathlib import Path
 import gymnasium
 import numpy as np
 import pytest
-import supersuit
 from gymnasium.vector import AutoresetMode
 from gymnasium.wrappers.vector import (
     DtypeObservation,
@@ -243,16 +242,28 @@ def test_every_library_the_blocks_import_comes_with_the_test_extra() -> None:
 
 
 # ------------------------------------------------------------------------ the known limits
+@pytest.fixture
+def supersuit():
+    """SuperSuit, unloaded again after the test: its module ``__getattr__`` raises ImportError
+    for an unknown name, which breaks ``pickle`` (``whichmodule`` asks every loaded module) for
+    the tests that run after it in the same process."""
+    import supersuit as module
+
+    yield module
+    for name in [m for m in sys.modules if m == "supersuit" or m.startswith("supersuit.")]:
+        del sys.modules[name]
+
+
 @pytest.mark.parametrize("wrap", [
-    lambda env: supersuit.dtype_v0(env, np.float16),
-    supersuit.flatten_v0,
-    supersuit.normalize_obs_v0,
-    lambda env: supersuit.frame_stack_v1(env, 2),
+    lambda ss, env: ss.dtype_v0(env, np.float16),
+    lambda ss, env: ss.flatten_v0(env),
+    lambda ss, env: ss.normalize_obs_v0(env),
+    lambda ss, env: ss.frame_stack_v1(env, 2),
 ], ids=["dtype_v0", "flatten_v0", "normalize_obs_v0", "frame_stack_v1"])
-def test_supersuit_observation_wrappers_need_box_observations(wrap) -> None:
+def test_supersuit_observation_wrappers_need_box_observations(wrap, supersuit) -> None:
     with pytest.raises((AttributeError, AssertionError)):
-        wrap(uno_mario_kart_v0.env(num_players=2)).reset(seed=0)
-    obs, _ = wrap(UnoMarioKartGymEnv(num_players=2)).reset(seed=0)  # a Box: fine
+        wrap(supersuit, uno_mario_kart_v0.env(num_players=2)).reset(seed=0)
+    obs, _ = wrap(supersuit, UnoMarioKartGymEnv(num_players=2)).reset(seed=0)  # a Box: fine
     assert obs.size >= 437
 
 

@@ -48,6 +48,7 @@ from uno_mk_env.agents.base import build_agent  # noqa: E402
 from uno_mk_env.agents.openspiel_bots import ISMCTSBot  # noqa: E402
 from uno_mk_env.engine.observation import OBS_SIZE, encode  # noqa: E402
 from uno_mk_env.engine.rewards import win_rewards  # noqa: E402
+from uno_mk_env.envs import _openspiel_state  # noqa: E402
 from uno_mk_env.envs import openspiel as uos
 
 REPO = Path(__file__).resolve().parents[1]
@@ -209,7 +210,7 @@ class _Forged:
         self.text = text
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (uos._restore_record, (self.text,))
+        return (_openspiel_state._restore_record, (self.text,))
 
 
 def _forge(history: str, move_number: object, record: object) -> str:
@@ -351,7 +352,7 @@ def test_sizes_and_depths_are_bounded_before_parsing(monkeypatch: pytest.MonkeyP
     long_line = ",".join(["-1:54"] * (limit + 1))
     _refused(lambda: game.deserialize_state(_forge(long_line, limit + 1, "{}")),
              rf"'history' has more than {limit} entries")
-    monkeypatch.setattr(uos, "_STATE_STRING_BYTES", 1000)
+    monkeypatch.setattr(_openspiel_state, "_STATE_STRING_BYTES", 1000)
     _refused(lambda: game.deserialize_state("x" * 1001), "larger than 1000 bytes")
 
 

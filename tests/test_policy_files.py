@@ -131,7 +131,8 @@ def test_npz_plays_with_numpy_alone_and_zip_without_torch_is_one_line() -> None:
     code = (
         "import sys; sys.modules['torch'] = None\n"
         "import numpy as np\n"
-        "from uno_mk_env.agents.ppo import PPOAgent, ModelFileError\n"
+        "from uno_mk_env.agents.ppo import PPOAgent\n"
+        "from uno_mk_env.agents.policy_file import ModelFileError\n"
         "a = PPOAgent('models/ppo_2p.npz')\n"
         "mask = np.zeros(73, np.int8); mask[[3, 54]] = 1\n"
         "assert a.act(np.zeros(a.actor.layers[0][0].shape[0], np.float32), mask, None) in (3, 54)\n"
@@ -292,9 +293,9 @@ def test_bad_model_file_in_the_console_script_has_no_traceback(tiny_zip: Path,
 
 def test_oversized_entry_is_refused_before_reading(tiny_zip: Path, tmp_path: Path,
                                                    monkeypatch) -> None:
-    import uno_mk_env.agents.ppo as ppo
+    import uno_mk_env.agents.policy_file as policy_file
 
-    monkeypatch.setattr(ppo, "MAX_ENTRY_BYTES", 100)
+    monkeypatch.setattr(policy_file, "MAX_ENTRY_BYTES", 100)
     with pytest.raises(ModelFileError, match="more than the 100"):
         PPOAgent(tiny_zip)
 
