@@ -23,7 +23,7 @@ from uno_mk_env.engine.phases import Phase
 from uno_mk_env.engine.rewards import places
 from uno_mk_env.engine.seeding import derive_seed
 from uno_mk_env.evaluation.match import MatchStopped, play_match
-from uno_mk_env.render.text import action_text, offered_actions
+from uno_mk_env.render.text import RecentDecisions, action_text, offered_actions, render_game
 
 from .common import CLIError, add_rule_args, check_agents, players, rules_from_args, specs
 
@@ -158,7 +158,6 @@ class TerminalPlayer(Agent):
 
     def __init__(self, seat: int, names: Sequence[str], rules: Rules,
                  input_fn: Callable[[str], str], say: Callable[[str], None]) -> None:
-        from uno_mk_env.render.text import RecentDecisions
 
         super().__init__()
         self.seat, self.names, self.rules = seat, list(names), rules
@@ -185,7 +184,6 @@ class TerminalPlayer(Agent):
 
     def table(self, done: bool = False) -> str:
         """The table as the person's seat sees it."""
-        from uno_mk_env.render.text import render_game
 
         assert self._game is not None
         return render_game(self._game, self.seat, self.names, self.recent(), done=done,

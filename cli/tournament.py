@@ -36,6 +36,7 @@ from typing import Any, TextIO
 
 from uno_mk_env.engine.rules import MAX_PLAYERS, MIN_PLAYERS
 from uno_mk_env.errors import quote
+from uno_mk_env.evaluation import tournament as tournament_module
 from uno_mk_env.evaluation.journal import journaled_games, unfinished
 from uno_mk_env.evaluation.progress import INTERVAL
 from uno_mk_env.evaluation.sprt import DEFAULT_MIN_GAMES, SprtError, SprtSpec, parse_bounds
@@ -311,9 +312,8 @@ _FORMATS = {"win_rate": ".3f", "mean_reward": "+.3f", "points_per_round": ".1f",
 
 def leaderboard_columns() -> list[tuple[str, str]]:
     """(row key, header) of each leaderboard column, as the evaluation module lists them."""
-    from uno_mk_env.evaluation import tournament as t
 
-    listed = getattr(t, "LEADERBOARD_COLUMNS", None)
+    listed = getattr(tournament_module, "LEADERBOARD_COLUMNS", None)
     return [(key, header) for key, header, *_ in listed] if listed else list(_COLUMNS)
 
 

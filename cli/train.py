@@ -108,6 +108,8 @@ def train_sb3(argv: Sequence[str], out: TextIO) -> int:
     ``runs/<run>/final.npz``). stable-baselines3's progress bar is off by default when stderr
     is not a terminal (a log file would get a carriage-return line per update); a progress line
     every few seconds replaces it there."""
+    # training loads torch (the train extra): imported when this command runs, so that the
+    # other commands and --help start without it
     from uno_mk_env.agents.threads import set_thread_policy
     from uno_mk_env.training import train_ppo
     from uno_mk_env.training.progress import process_start

@@ -92,6 +92,7 @@ from uno_mk_env.agents.base import (
     discover_agents,
 )
 from uno_mk_env.engine.rewards import places
+from uno_mk_env.evaluation.replay import record_tournament_games
 from uno_mk_env.files import OutputLock, OutputPathError
 
 from .backends import BACKENDS, BackendError, Job, check_workers_can_start, play_chunks
@@ -387,7 +388,6 @@ def run_tournament(
     elapsed = time.perf_counter() - start
     recorded = None
     if replays:
-        from uno_mk_env.evaluation.replay import record_tournament_games
 
         recorded = record_tournament_games(tasks[:replays], entrants, rules_obj, max_steps,
                                            records, allow_cheating=allow_cheating)

@@ -28,6 +28,7 @@ import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, MlpExtractor
 
+from uno_mk_env.agents import ppo
 from uno_mk_env.agents.numpy_actor import OBS_SCALE, PRIVILEGED_SIZE, STATE_SCALE
 from uno_mk_env.engine.observation import OBS_SIZE
 
@@ -144,7 +145,6 @@ def legacy_module_aliases() -> Iterator[None]:
         added.append(name)
     # Package 0.4.0 made these classes in uno_mk_env.agents.ppo, and its checkpoints name them
     # there; that layer never imports training, so they are put in place while inside.
-    from uno_mk_env.agents import ppo
 
     lent = [k for k in ("ScaledObservationExtractor", "AsymmetricActorCriticPolicy")
             if k not in vars(ppo)]

@@ -302,7 +302,10 @@ def new_model(args: Args, vec_env: Any, hyper: dict[str, Any]) -> Any:
     import torch  # the train extra, as the imports below
     from sb3_contrib import MaskablePPO
 
-    from .policies import AsymmetricActorCriticPolicy, ScaledObservationExtractor
+    from .policies import (  # torch classes: the train extra, loaded with torch above
+        AsymmetricActorCriticPolicy,
+        ScaledObservationExtractor,
+    )
 
     pi = ints(args.net_arch)
     vf = ints(args.vf_arch) if args.vf_arch else pi
@@ -440,7 +443,7 @@ def _train(args: Args, invocation: str | None, start_steps: int, target: Path | 
     from stable_baselines3.common.logger import configure
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    from .callbacks import EvalAndSelfPlay
+    from .callbacks import EvalAndSelfPlay  # stable-baselines3 callbacks: the train extra
 
     run_name, run_dir = new_run_dir(args)
 

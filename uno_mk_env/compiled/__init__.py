@@ -44,7 +44,7 @@ def engine() -> str:
 
 def _load() -> ModuleType | None:
     try:
-        from . import _core
+        from . import _core  # the extension, when it was built (the Python engine otherwise)
     except ImportError:
         return None
     return _core
