@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_replay_browser import CHROMEDRIVER, CHROMIUM, FLAGS, _find, _unavailable
+from tests import test_replay_browser
 from uno_mk_env import Rules
 from uno_mk_env import actions as A
 
@@ -30,6 +30,9 @@ from uno_mk_env.serve.app import Server, create_app  # noqa: E402
 from uno_mk_env.serve.table import TableConfig  # noqa: E402
 
 REACHED: set[str] = set()  # the decision kinds clicked, over the games of this module
+#: The one Chromium fixture (module-scoped: one browser for this file).
+browser = test_replay_browser.browser
+
 COMMON = {"play", "draw", "keep", "colour", "target", "challenge"}
 
 
@@ -71,30 +74,6 @@ def served(tmp_path_factory):
     finally:
         web.should_exit = True
         thread.join(20)
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        _unavailable("the selenium package")
-    chromium, driver_path = _find(CHROMIUM), _find(CHROMEDRIVER)
-    if chromium is None or driver_path is None:
-        _unavailable("Debian's chromium and chromium-driver")
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-serve')}")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
-    driver.set_page_load_timeout(30)
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 def _shots() -> Path | None:
