@@ -15,7 +15,7 @@ STAMP := $(VENV)/.installed
 EVAL_STAMP := $(VENV)/.installed-eval
 DOCS_STAMP := $(VENV)/.installed-docs
 
-.PHONY: setup demo test test-all typecheck lint bench docs docs-deps clean
+.PHONY: setup demo test test-all test-python-engine typecheck lint bench docs docs-deps clean
 
 # The editable install warns (setuptools' "Editable installation" box) because the repository's
 # agents/, training/, evaluation/, cli/ and models/ folders map onto subpackages of uno_mk_env
@@ -56,6 +56,17 @@ test: $(STAMP)
 
 test-all: $(STAMP)
 	$(PY) -m pytest -n 2 -q -m ""
+
+# The core suite again on the pure-Python engine (UNO_MK_ENGINE=python: the compiled core off),
+# so both engines pass it: the rules, the envs, the agents, tournaments and the training envs.
+CORE_TESTS := tests/test_rules_*.py tests/test_engine_*.py tests/test_legality.py \
+	tests/test_observation.py tests/test_golden.py tests/test_state_dict.py tests/test_rewards.py \
+	tests/test_cards_actions.py tests/test_env.py tests/test_gym_env.py tests/test_vector.py \
+	tests/test_vector_twins.py tests/test_openspiel.py tests/test_openspiel_chance.py \
+	tests/test_agents.py tests/test_agent_conformance.py tests/test_ismcts.py \
+	tests/test_tournament.py tests/test_evaluate.py tests/test_training_envs.py tests/test_ppo_fast.py
+test-python-engine: $(STAMP)
+	UNO_MK_ENGINE=python $(PY) -m pytest -n 2 -q $(CORE_TESTS)
 
 # mypy on the package as installed ([tool.mypy] in pyproject.toml; tools/typecheck.py).
 typecheck: $(STAMP)
