@@ -42,7 +42,8 @@ def add_parser(subparsers: Any) -> None:
     add.add_argument("--batch", type=int, default=100,
                      help="games per match, one match per entrant per round (default 100)")
     add.add_argument("--max-games", type=int, default=2000,
-                     help="the most games the new agent plays (default 2000)")
+                     help="stop after the round in which the new agent's games reach this "
+                          "(default 2000)")
     add.add_argument("--seed", type=int,
                      help="the ladder's root seed, set by its first entrant (default 0)")
     add.add_argument("--workers", type=int, default=1, help=f"1 to {MAX_WORKERS} (default 1)")

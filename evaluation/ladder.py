@@ -15,8 +15,8 @@ Adding an entrant (:func:`add_entrant`)
     In rounds: round ``r`` plays one match of ``batch`` games against every entrant already on
     the ladder (seed derived from the ladder's seed, the entrant's number, the opponent's and
     ``r``); after each round the ratings are fitted and the entrant stops once the 95 %
-    interval of its rating is narrower than ``bound`` or its games reach ``max_games``. The
-    first entrant plays nobody.
+    interval of its rating is narrower than ``bound`` or its games have reached ``max_games``
+    (rounds are whole: the last may take it past). The first entrant plays nobody.
 
 Resuming
     The entrant is written to the ladder before its first match (marked unfinished), and the
@@ -52,6 +52,7 @@ from uno_mk_env.engine.seeding import derive_seed
 from uno_mk_env.errors import UnoMkError, quote
 from uno_mk_env.files import OutputLock, atomic_write_text, read_json
 
+from .backends import session
 from .match import cheats
 from .ratings import rating_rows
 from .results import GameRecord, TournamentResult
@@ -268,7 +269,8 @@ def add_entrant(
         (folder / "matches").mkdir(exist_ok=True)
         _save(folder, ladder)
         _tidy(folder, len(ladder["matches"]))
-        return _play_rounds(folder, ladder, entry, workers, backend, address, on_round)
+        with session(backend, address, workers):  # one Ray for all the matches
+            return _play_rounds(folder, ladder, entry, workers, backend, address, on_round)
 
 
 def _tidy(folder: Path, matches: int) -> None:

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -131,6 +133,43 @@ def test_an_add_killed_mid_way_resumes_to_the_same_ladder(games, base_and_whole,
                   or real(self, task))
         assert _cli(["ladder", "add", *_RESUMED, "--dir", str(cut)])[0] == 0
     assert len(played) == 200 - games  # the journaled games are not played again
+    _assert_same_as_whole(cut, whole, table)
+
+
+def test_an_add_cut_locally_finishes_on_ray_to_the_same_ladder(base_and_whole, tmp_path,
+                                                               monkeypatch) -> None:
+    """Either backend: an entrant cut short on the local pool finishes on a Ray started for the
+    run (once, for all its matches) to the ladder the local backend gives, byte for byte."""
+    ray = pytest.importorskip("ray")
+    for name, value in (("RAY_TMPDIR", tempfile.mkdtemp(prefix="ray", dir="/tmp")),
+                        ("RAY_AUTH_MODE", "disabled"), ("RAY_USAGE_STATS_ENABLED", "0")):
+        monkeypatch.setenv(name, value)  # a short folder: Ray's socket paths must fit
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    base, whole, table = base_and_whole
+    cut = tmp_path / "cut"
+    shutil.copytree(base, cut)
+    real = tournament._Runner.play
+    played: list[int] = []
+
+    def play(self, task):
+        if len(played) == 70:
+            raise KeyboardInterrupt
+        played.append(task.index)
+        return real(self, task)
+
+    with monkeypatch.context() as m:
+        m.setattr(tournament._Runner, "play", play)
+        assert _cli(["ladder", "add", *_RESUMED, "--dir", str(cut)])[0] == 130
+    starts: list[str] = []
+    init = ray.init
+    monkeypatch.setattr(ray, "init", lambda *a, **k: starts.append(k["address"]) or init(*a, **k))
+    try:
+        code, _, err = _cli(["ladder", "add", *_RESUMED, "--dir", str(cut), "--backend", "ray",
+                             "--workers", "2"])
+    finally:
+        shutil.rmtree(os.environ["RAY_TMPDIR"], ignore_errors=True)
+    assert code == 0, err
+    assert starts == ["local"] and not ray.is_initialized()  # one Ray for the seven matches
     _assert_same_as_whole(cut, whole, table)
 
 
