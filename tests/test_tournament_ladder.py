@@ -260,3 +260,36 @@ def test_a_cheating_reference_is_marked(tmp_path) -> None:
 def test_show_without_a_ladder_is_one_line(tmp_path) -> None:
     code, _, err = _cli(["ladder", "show", "--dir", str(tmp_path / "none")])
     assert code == 2 and "no ladder" in err
+
+
+@pytest.mark.parametrize("tamper", [
+    lambda d: d["matches"][0].update(file="../../outside.json"),
+    lambda d: d["matches"][0].update(a="nobody"),
+    lambda d: d["entrants"][0].update(batch=-1),
+    lambda d: d.update(seed="zero"),
+    lambda d: d["entrants"].append(dict(d["entrants"][0])),
+])
+def test_a_tampered_ladder_file_is_one_line(tamper, tmp_path) -> None:
+    _add(tmp_path, "strategic")
+    _add(tmp_path, "random", "--bound", "5")
+    path = tmp_path / ladder.LADDER_FILE
+    data = json.loads(path.read_text())
+    tamper(data)
+    path.write_text(json.dumps(data))
+    for argv in (["show"], ["add", "greedy"]):
+        code, _, err = _cli(["ladder", *argv, "--dir", str(tmp_path)])
+        assert code == 2 and "ladder.json" in err and err.count("\n") == 1, err
+
+
+def test_a_match_file_that_is_not_the_listed_match_is_one_line(tmp_path) -> None:
+    _add(tmp_path, "strategic")
+    _add(tmp_path, "random", "--bound", "5")
+    match = tmp_path / "matches" / "0000.json"
+    data = json.loads(match.read_text())
+    data["config"]["seed"] += 1
+    match.write_text(json.dumps(data))
+    code, _, err = _cli(["ladder", "show", "--dir", str(tmp_path)])
+    assert code == 2 and "0000.json" in err and "is not the result" in err
+    match.write_text('{"config": 1}')
+    code, _, err = _cli(["ladder", "show", "--dir", str(tmp_path)])
+    assert code == 2 and "0000.json" in err and err.count("\n") == 1
