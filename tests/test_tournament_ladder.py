@@ -18,11 +18,14 @@ from pathlib import Path
 import pytest
 
 import uno_mk_env.evaluation.tournament as tournament
+from tools import env_docs
 from uno_mk_env.cli.app import main
 from uno_mk_env.evaluation import ladder
 from uno_mk_env.files import LOCK_FILE
 
 pytest.importorskip("scipy")
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def _cli(argv: list[str]) -> tuple[int, str, str]:
@@ -293,3 +296,18 @@ def test_a_match_file_that_is_not_the_listed_match_is_one_line(tmp_path) -> None
     match.write_text('{"config": 1}')
     code, _, err = _cli(["ladder", "show", "--dir", str(tmp_path)])
     assert code == 2 and "0000.json" in err and err.count("\n") == 1
+
+
+def test_the_shipped_ladder_page_is_generated_from_its_folder() -> None:
+    """docs/ladder.md holds the table and the commands of benchmarks/ladder/ as they are
+    regenerated now (byte for byte), every entrant with its rating, and is in the site's nav."""
+    page = (REPO / "docs" / "ladder.md").read_text(encoding="utf-8")
+    assert env_docs.render(page) == page, "run python tools/env_docs.py docs/ladder.md"
+    data = ladder.load(REPO / env_docs.LADDER_DIR)
+    table = page.split("generated:shipped_ladder -->", 2)[1]
+    for row in ladder.standings(REPO / env_docs.LADDER_DIR):
+        cheats = " **cheats** |" if row["cheats"] else " |"
+        assert f"| `{row['agent']}`{cheats} {row['rating']:+.2f} |" in table
+    assert all(e["stopped"] is not None for e in data["entrants"])  # no entrant half-added
+    assert {e["spec"] for e in data["entrants"] if e["cheats"]} == {"oracle", "oracle:deck"}
+    assert "ladder.md" in (REPO / "mkdocs.yml").read_text(encoding="utf-8")
