@@ -19,6 +19,7 @@ which import the PettingZoo env (the ``env`` extra), and ``shipped_ladder`` and
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import re
@@ -362,6 +363,7 @@ def env_versions() -> str:
 LADDER_DIR = "benchmarks/ladder"
 
 
+@functools.cache  # both blocks of the page read it: one fit of the ratings
 def _ladder() -> tuple[dict[str, Any], list[dict[str, Any]]]:
     # the eval extra (scipy fits the ratings): imported only for a page holding these blocks
     from uno_mk_env.evaluation import ladder
