@@ -50,7 +50,7 @@ from typing import Any
 
 from uno_mk_env.engine.seeding import derive_seed
 from uno_mk_env.errors import UnoMkError, quote
-from uno_mk_env.files import OutputLock, atomic_write_text, read_json
+from uno_mk_env.files import OutputLock, atomic_write_text, check_output_dir, read_json
 
 from .backends import session
 from .match import cheats
@@ -258,11 +258,14 @@ def add_entrant(
     Raises:
         LadderError: ``spec`` is already on the ladder, another entrant is unfinished, bad
             settings (or not those of the unfinished entrant), or a seed not the ladder's.
+        OutputPathError: ``folder`` cannot be created or written, or another run holds it.
         AgentSpecError: the spec cannot be built, or cheats without ``allow_cheating``.
     """
     folder = Path(folder)
     settings = _settings(bound, batch, max_games)
-    folder.mkdir(parents=True, exist_ok=True)
+    check_output_dir(folder, [LADDER_FILE])  # one line when it cannot be written
+    if (folder / "matches").exists() and not (folder / "matches").is_dir():
+        raise LadderError(f"{quote(str(folder / 'matches'))} exists and is not a folder")
     with OutputLock(folder, "ladder add"):
         ladder = load(folder)
         entry = _enter(ladder, spec, settings, seed, allow_cheating, folder)

@@ -260,6 +260,13 @@ def test_a_cheating_reference_is_marked(tmp_path) -> None:
     assert [r["cheats"] for r in ladder.standings(tmp_path)] == [True, False]
 
 
+@pytest.mark.parametrize("where", ["a_file", "a_file/below"])
+def test_a_folder_that_cannot_be_one_is_one_line(where, tmp_path) -> None:
+    (tmp_path / "a_file").touch()
+    code, _, err = _cli(["ladder", "add", "greedy", "--dir", str(tmp_path / where)])
+    assert code == 2 and "not a directory" in err and err.count("\n") == 1, err
+
+
 def test_show_without_a_ladder_is_one_line(tmp_path) -> None:
     code, _, err = _cli(["ladder", "show", "--dir", str(tmp_path / "none")])
     assert code == 2 and "no ladder" in err
