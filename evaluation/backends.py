@@ -28,7 +28,8 @@ The contract
     loader (numpy arrays, never a pickle) and removes the folder, so the cluster needs no
     shared filesystem. ``address``:
     a cluster (``ray://`` or ``HOST:PORT``), default ``RAY_ADDRESS``, else a Ray started on this
-    machine for the run with ``workers`` CPUs (and stopped after it).
+    machine for the run with ``workers`` CPUs (and stopped after it). Several runs share one
+    connection inside :func:`session`.
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ from uno_mk_env.errors import UnoMkError
 from .results import GameRecord
 from .scheduling import GameTask
 
-__all__ = ["BACKENDS", "BackendError", "Job", "play_chunks", "play_local", "play_ray"]
+__all__ = ["BACKENDS", "BackendError", "Job", "play_chunks", "play_local", "play_ray",
+           "session"]
 
 BACKENDS = ("local", "ray")
 #: Chunks in flight per worker: enough to keep every worker busy, few enough that the tasks and
@@ -357,6 +359,14 @@ def ray_session(address: str | None, workers: int) -> Iterator[Any]:
         yield ray
     finally:
         ray.shutdown()
+
+
+def session(backend: str, address: str | None,
+            workers: int) -> contextlib.AbstractContextManager[Any]:
+    """One connection for several runs (a ladder's matches, a card's lines): Ray joined once
+    (:func:`ray_session`) with ``backend="ray"``, so a Ray started here is not started again
+    for every run; nothing for ``"local"``."""
+    return ray_session(address, workers) if backend == "ray" else contextlib.nullcontext()
 
 
 def _check_reachable(address: str) -> None:

@@ -50,6 +50,7 @@ from uno_mk_env.agents.base import build_agent
 from uno_mk_env.agents.policy_file import resolve_model_path
 from uno_mk_env.files import atomic_write_text, read_json
 
+from .backends import session
 from .match import admit
 from .ratings import Z95
 from .sprt import SprtSpec
@@ -343,19 +344,20 @@ def evaluate(
         (out / STAGING / "games").mkdir(parents=True)
     start = time.perf_counter()
     try:
-        for number, line in enumerate(lines, 1):
-            result = run_line(agent, line, workers, allow_cheating, progress, rules,
-                              f"line {number}/{len(lines)}, {line.name}", sprt, backend,
-                              address)
-            metrics = line_metrics(result.records)
-            if sprt is not None:
-                metrics["sprt"] = result.sprt()
-            card["lines"].append(_line_entry(line, metrics))
-            if out is not None:
-                atomic_write_text(out / STAGING / "games" / f"{line.name}.json",
-                                  result.to_json(indent=None) + "\n")
-            if on_line is not None:
-                on_line(line, metrics)
+        with session(backend, address, workers):  # one Ray for every line
+            for number, line in enumerate(lines, 1):
+                result = run_line(agent, line, workers, allow_cheating, progress, rules,
+                                  f"line {number}/{len(lines)}, {line.name}", sprt, backend,
+                                  address)
+                metrics = line_metrics(result.records)
+                if sprt is not None:
+                    metrics["sprt"] = result.sprt()
+                card["lines"].append(_line_entry(line, metrics))
+                if out is not None:
+                    atomic_write_text(out / STAGING / "games" / f"{line.name}.json",
+                                      result.to_json(indent=None) + "\n")
+                if on_line is not None:
+                    on_line(line, metrics)
         card["run"] = {"workers": workers, "elapsed_s": round(time.perf_counter() - start, 1)}
         if out is not None:
             write_card(card, out / STAGING)

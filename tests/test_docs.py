@@ -40,6 +40,7 @@ PAGE_BLOCKS = {
     "rules.md": {"options", "presets"},
     "api.md": {"cards", "phases", "view_fields", "state_keys", "events", "state"},
     "environment.md": {"env_summary", "env_arguments", "observation", "actions", "env_versions"},
+    "ladder.md": {"shipped_ladder", "shipped_ladder_commands"},
 }
 
 

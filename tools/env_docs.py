@@ -4,24 +4,30 @@ Any Markdown file of the project may hold blocks delimited by ``<!-- BEGIN gener
 / ``<!-- END generated:NAME -->``; :func:`render` rewrites each block from
 ``GENERATORS[NAME]()``, and the tests fail when a committed file differs from its regeneration
 (so the docs cannot go stale). Each table is generated into exactly one page of the
-documentation site (``docs/environment.md``, ``docs/rules.md``, ``docs/api.md``); the README
+documentation site (``docs/environment.md``, ``docs/rules.md``, ``docs/api.md``,
+``docs/ladder.md``); the README
 holds none. Regenerate every file with::
 
     python tools/env_docs.py docs/*.md
 
 (``--check`` lists stale files and exits 1 instead of writing). The blocks need only numpy and
 the engine, except ``env_summary``, ``env_arguments`` and ``env_versions`` (docs/environment.md),
-which import the PettingZoo env (the ``env`` extra), only when a file holds them.
+which import the PettingZoo env (the ``env`` extra), and ``shipped_ladder`` and
+``shipped_ladder_commands`` (docs/ladder.md), which read the shipped agents' ladder folder
+(benchmarks/ladder/) and fit its ratings (the ``eval`` extra), only when a file holds them.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
+import math
 import re
 import sys
 import textwrap
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from uno_mk_env.engine import actions, cards
 from uno_mk_env.engine.phases import PHASE_NAMES
@@ -353,6 +359,49 @@ def env_versions() -> str:
     return "\n".join(f"- {entry}" for entry in entries)
 
 
+#: The shipped agents' ladder (docs/ladder.md): a ladder folder built with ``uno-mk ladder add``.
+LADDER_DIR = "benchmarks/ladder"
+
+
+@functools.cache  # both blocks of the page read it: one fit of the ratings
+def _ladder() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    # the eval extra (scipy fits the ratings): imported only for a page holding these blocks
+    from uno_mk_env.evaluation import ladder
+
+    folder = Path(__file__).resolve().parent.parent / LADDER_DIR
+    return ladder.load(folder), ladder.standings(folder)
+
+
+def shipped_ladder() -> str:
+    """The table of the shipped agents' ladder (:data:`LADDER_DIR`), as ``uno-mk ladder show``
+    prints it, with the chance of beating ``strategic`` the ratings give."""
+    _, rows = _ladder()
+    anchor = next(r["rating"] for r in rows if r["agent"] == "strategic")
+    out = ["| # | agent | rating | 95% interval | beats `strategic` | games | stopped |",
+           "|---:|---|---:|---:|---:|---:|---|"]
+    for i, r in enumerate(rows, 1):
+        agent = f"`{r['agent']}`" + (" **cheats**" if r["cheats"] else "")
+        chance = 1 / (1 + math.exp(anchor - r["rating"]))
+        stop = {"first": "first entrant", "bound": f"interval < {r['bound']:g}",
+                "max_games": f"at {r['max_games']:,} games (bound {r['bound']:g})"}
+        out.append(f"| {i} | {agent} | {r['rating']:+.2f} | [{r['rating_ci_low']:+.2f}, "
+                   f"{r['rating_ci_high']:+.2f}] | {chance:.3f} | {r['games']:,} | "
+                   f"{stop.get(r['stopped'], 'unfinished')} |")
+    return "\n".join(out)
+
+
+def shipped_ladder_commands() -> str:
+    """The commands that build the shipped agents' ladder, in the order its entrants joined."""
+    data, _ = _ladder()
+    lines = ["```bash"]
+    for e in data["entrants"]:
+        extra = (f" --seed {data['seed']}" if e["stopped"] == "first" else
+                 f" --bound {e['bound']:g} --batch {e['batch']} --max-games {e['max_games']}"
+                 + (" --allow-cheating" if e["cheats"] else ""))
+        lines.append(f"uno-mk ladder add {e['spec']} --dir {LADDER_DIR}{extra}")
+    return "\n".join([*lines, "```"])
+
+
 #: Every generator, by block name: a ``generated:NAME`` block in any Markdown file of the project
 #: is rewritten from ``GENERATORS[NAME]()``.
 GENERATORS: dict[str, Callable[[], str]] = {
@@ -369,6 +418,8 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "env_summary": env_summary,
     "env_arguments": env_arguments,
     "env_versions": env_versions,
+    "shipped_ladder": shipped_ladder,
+    "shipped_ladder_commands": shipped_ladder_commands,
 }
 
 _BLOCK = re.compile(
