@@ -139,6 +139,7 @@ def test_an_add_killed_mid_way_resumes_to_the_same_ladder(games, base_and_whole,
     _assert_same_as_whole(cut, whole, table)
 
 
+@pytest.mark.slow  # starts Ray (~30 s): CI runs it with the Ray cluster tests (.ci/run)
 def test_an_add_cut_locally_finishes_on_ray_to_the_same_ladder(base_and_whole, tmp_path,
                                                                monkeypatch) -> None:
     """Either backend: an entrant cut short on the local pool finishes on a Ray started for the
