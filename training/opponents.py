@@ -70,6 +70,18 @@ class OpponentPool:
         self.snapshots = snapshots
         self.current = self.agents[0]
 
+    def compiled_twin(self) -> tuple[str, Any] | None:
+        """The compiled core's twin of this seat (:meth:`uno_mk_env.agents.base.Agent.
+        compiled_twin`) when the pool always plays one agent that ignores its seed: a single
+        ``greedy`` or ``strategic`` spec and no self-play (``self_play_prob`` 0: a snapshot is
+        never drawn). The pool's own draws then change nothing the table sees, so the vector
+        env may run the seat inside the core; anything else (several specs, ``random``, whose
+        seed the pool draws every episode, or self-play) plays in Python."""
+        if len(self.agents) != 1 or self.self_play_prob > 0:
+            return None
+        twin = self.agents[0].compiled_twin()
+        return twin if twin is not None and twin[0] in ("greedy", "strategic") else None
+
     @property
     def needs_observation(self) -> bool:
         return self.current.needs_observation
