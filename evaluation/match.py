@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 
@@ -57,7 +57,7 @@ from uno_mk_env.compiled import core
 from uno_mk_env.errors import UnoMkError
 
 if TYPE_CHECKING:
-    from uno_mk_env.compiled._core import CompiledGame, MatchTable
+    from uno_mk_env.compiled._core import MatchTable
 
 __all__ = ["MatchObserver", "MatchOutcome", "MatchStopped", "admit", "cheating_refusal",
            "cheats", "make_rules", "play_match"]
@@ -83,7 +83,7 @@ class MatchOutcome:
     """How a game ended: the finished (or capped) ``game``; ``capped`` when a round reached the
     step cap; ``winner`` is ``None`` then, after a stalemate or a tied fixed-rounds game."""
 
-    game: Game | CompiledGame
+    game: Game  # or a CompiledGame (Game's interface) where the core played it
     capped: bool
 
     @property
@@ -217,7 +217,7 @@ def _ask(agent: Agent, game: Any, label: str,
         raise
 
 
-Twin = tuple[int, str, Any, dict[str, Any]]
+Twin = tuple[int, str, Any, Mapping[str, Any]]
 
 
 def _core_table(players: Sequence[Agent], rules: Rules, game_seed: int,
@@ -256,4 +256,5 @@ def _play_on_core(table: MatchTable, twins: Sequence[Twin | None], players: Sequ
     for agent, twin in zip(players, twins):
         if twin is not None and twin[1] == "random":
             agent.rng.bit_generator.state = table.rng_state(twin[0])
-    return MatchOutcome(game, capped=table.capped)
+    # a CompiledGame has Game's interface (docs/compiled.md): the callers read it as a Game
+    return MatchOutcome(cast(Game, game), capped=table.capped)
