@@ -248,11 +248,16 @@ def _core_table(players: Sequence[Agent], rules: Rules, game_seed: int,
 def _play_on_core(table: MatchTable, twins: Sequence[Twin | None], players: Sequence[Agent],
                   labels: Sequence[str],
                   encode: Callable[[PlayerView], np.ndarray] | None) -> MatchOutcome:
-    """Plays ``table``: the twins in C, the other seats asked in Python; then hands each random
-    twin's generator back to its agent."""
+    """Plays ``table``: the twins in C, the other seats asked in Python (their observations
+    encoded by the core unless ``encode`` is given); then hands each random twin's generator
+    back to its agent."""
     game = table.game
+
+    def observation(view: PlayerView) -> np.ndarray:
+        return game.observation(view.seat)  # encode(view), written in C
+
     while (seat := table.advance()) >= 0:
-        table.step(_ask(players[seat], game, labels[seat], encode))
+        table.step(_ask(players[seat], game, labels[seat], encode or observation))
     for agent, twin in zip(players, twins):
         if twin is not None and twin[1] == "random":
             agent.rng.bit_generator.state = table.rng_state(twin[0])

@@ -118,9 +118,14 @@ class Sequential(Agent):
 
     needs_observation = True
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[np.ndarray] = []
+
     def act(self, observation: np.ndarray | None, action_mask: np.ndarray,
             view: PlayerView) -> int:
-        assert observation is not None and observation.shape == (437,)
+        assert observation is not None
+        self.seen.append(observation)
         return int(np.flatnonzero(action_mask)[0])
 
 
@@ -128,9 +133,15 @@ class Sequential(Agent):
 def test_mixed_tables_ask_the_python_agents(monkeypatch: pytest.MonkeyPatch, n: int) -> None:
     model = Path(__file__).resolve().parents[1] / "models" / f"ppo_{n}p.npz"
     for seed in range(3):
-        both(monkeypatch, lambda: [build_agent(f"ppo:{model}", seed=0), StrategicAgent(),
-                                   *[StrategicAgent(), Sequential()][:n - 2]],
-             Rules(num_players=n), seed, list(range(n)), 5000)
+        _, _, py, c = both(monkeypatch, lambda: [build_agent(f"ppo:{model}", seed=0),
+                                                 StrategicAgent(),
+                                                 *[StrategicAgent(), Sequential()][:n - 2]],
+                           Rules(num_players=n), seed, list(range(n)), 5000)
+        if n == 4:  # the observations the core encoded are the Python encoder's, dtype too
+            seen = [p.seen for p in (py[-1], c[-1])]  # type: ignore[attr-defined]
+            assert len(seen[0]) == len(seen[1]) > 0
+            for a, b in zip(*seen):
+                assert a.dtype == b.dtype and a.shape == (437,) and np.array_equal(a, b)
 
 
 def test_a_python_agent_failing_on_the_core_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
