@@ -181,3 +181,13 @@ def test_a_tournament_writes_the_same_files(monkeypatch: pytest.MonkeyPatch,
     assert data[0] == data[1]
     assert files["python"] == files["compiled"]
     assert b"capped" in files["python"]["games"]  # the step cap was reached and agrees
+
+
+def test_one_strategic_agent_at_several_seats(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its memory is one (it forgets whenever its seat changes, on both engines)."""
+    def build() -> list[Agent]:
+        shared = StrategicAgent()
+        return [shared, GreedyAgent(), shared, RandomAgent()]
+
+    for seed in range(4):
+        both(monkeypatch, build, Rules(num_players=4), seed, [1, 2, 3, 4], 5000)
