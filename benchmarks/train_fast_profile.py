@@ -5,7 +5,8 @@ steps against the default opponents, then the update) timed in one process.
 ::
 
     OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/train_fast_profile.py [--iterations 4]
-        [--players 2] [--opponents strategic] [--self-play-prob 0] [--profile]
+        [--players 2] [--opponents strategic] [--opponent-weights ""] [--self-play-prob 0]
+        [--profile]
 
 The tables play in this process (``--env-workers 0``) and torch runs one thread, so that CPU
 time measures the work; the default run splits the tables over 2 worker processes, which
@@ -38,7 +39,8 @@ PARTS = {
 }
 
 
-def build(players: int, opponents: str | None, self_play_prob: float) -> tuple[Any, Any, Any]:
+def build(players: int, opponents: str | None, weights: str,
+          self_play_prob: float) -> tuple[Any, Any, Any]:
     """The default fast run's learner, optimizer and in-process tables."""
     import torch
 
@@ -51,7 +53,7 @@ def build(players: int, opponents: str | None, self_play_prob: float) -> tuple[A
 
     torch.set_num_threads(1)
     changes: dict[str, Any] = {"num_players": players, "env_workers": 0, "torch_threads": 1,
-                               "self_play_prob": self_play_prob}
+                               "self_play_prob": self_play_prob, "opponent_weights": weights}
     if opponents is not None:
         changes["opponents"] = opponents
     args = F.table_size_defaults(dataclasses.replace(F.Args(), **changes))
@@ -86,11 +88,13 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=4)
     parser.add_argument("--players", type=int, default=2)
     parser.add_argument("--opponents", default=None, help="default: the fast backend's")
+    parser.add_argument("--opponent-weights", default="")
     parser.add_argument("--self-play-prob", type=float, default=0.0)
     parser.add_argument("--profile", action="store_true")
     a = parser.parse_args()
     with threadpool_limits(limits=1, user_api="blas"):
-        args, agent, (opt, tables) = build(a.players, a.opponents, a.self_play_prob)
+        args, agent, (opt, tables) = build(a.players, a.opponents, a.opponent_weights,
+                                         a.self_play_prob)
         rng = np.random.default_rng(0)
         seconds = {"rollout": 0.0, "update": 0.0}
         iterate(args, agent, opt, tables, rng, dict(seconds))  # warm-up

@@ -1,8 +1,8 @@
 """The fast backend's training tables on the compiled core against themselves on the Python
-engine (the reference): an opponent pool that always plays one agent ignoring its seed
-(``greedy`` or ``strategic``, no self-play: the default ``--opponents strategic``) runs inside
-the core, and the rollouts are identical, table for table; any other pool keeps the tables on
-the Python engine.
+engine (the reference): opponent pools of agents with compiled twins and no self-play (the
+default ``--opponents strategic``, and weighted pools of ``random``, ``greedy`` and
+``strategic``) run inside the core, and the rollouts are identical, table for table; a pool
+with self-play or an agent without a twin keeps the tables on the Python engine.
 
 Skips as ``tests/test_compiled_lockstep.py`` does.
 """
@@ -35,13 +35,15 @@ def rollouts(monkeypatch: pytest.MonkeyPatch, engine: str, tables: Tables,
     return out
 
 
-@pytest.mark.parametrize(("opponents", "players", "reward"), [
-    ("strategic", 2, "win"), ("strategic", 4, "points"), ("greedy", 3, "win")])
-def test_deterministic_pools_run_inside_the_core(monkeypatch: pytest.MonkeyPatch,
-                                                 opponents: str, players: int,
-                                                 reward: str) -> None:
-    tables = Tables(num_players=players, seed=7, opponents=opponents, reward=reward,
-                    max_steps=300)
+@pytest.mark.parametrize(("opponents", "weights", "players", "reward"), [
+    ("strategic", "", 2, "win"), ("strategic", "", 4, "points"), ("greedy", "", 3, "win"),
+    ("random", "", 2, "win"), ("strategic,greedy,random", "0.45,0.45,0.1", 2, "win"),
+    ("random,strategic", "", 3, "points"), ("greedy,strategic,random", "0,1,3", 4, "win")])
+def test_pools_without_self_play_run_inside_the_core(monkeypatch: pytest.MonkeyPatch,
+                                                     opponents: str, weights: str,
+                                                     players: int, reward: str) -> None:
+    tables = Tables(num_players=players, seed=7, opponents=opponents,
+                    opponent_weights=weights, reward=reward, max_steps=300)
     py = rollouts(monkeypatch, "python", tables)
     c = rollouts(monkeypatch, "compiled", tables, snapshot=True)
     assert (py.venv.engine, c.venv.engine) == ("python", "compiled")
@@ -59,8 +61,8 @@ def test_deterministic_pools_run_inside_the_core(monkeypatch: pytest.MonkeyPatch
 
 
 @pytest.mark.parametrize("changes", [
-    {"opponents": "strategic,greedy"}, {"opponents": "random"},
-    {"opponents": "strategic", "self_play_prob": 0.2}])
+    {"opponents": "strategic", "self_play_prob": 0.2},
+    {"opponents": "strategic,ismcts:5"}])
 def test_other_pools_stay_on_the_python_engine(monkeypatch: pytest.MonkeyPatch,
                                                changes: dict) -> None:
     tables = Tables(**{"num_players": 2, "seed": 1, **changes})

@@ -122,7 +122,7 @@ class BatchedTables:
     episode_length: np.ndarray
     episode_place: np.ndarray
     def __init__(self, num_envs: int, num_players: int = ...,
-                 opponents: str | Sequence[str | None] | None = ...,
+                 opponents: str | Sequence[Any] | None = ...,
                  learner_seat: int | None = ..., reward: str = ...,
                  illegal_action_penalty: float = ..., max_steps: int | None = ...,
                  self_play: bool = ..., strategic_params: Any = ..., same_step: bool = ...,

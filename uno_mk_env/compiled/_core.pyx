@@ -121,9 +121,13 @@ cdef extern from "uno_agents.h" nogil:
         double bluff_margin, trust, turn_value, void_, void_colour, w4_void, void_decay
         double colour_unseen
         int greedy_challenge_hand
+    int UNO_POOL_MAX
     ctypedef struct uno_agent:
         int kind
         uno_pcg64 rng
+        int npool
+        int pool_kinds[16]
+        double pool_cdf[16]
     void uno_agent_forget(uno_agent *a)
     int uno_agent_act(uno_agent *a, uno_game *g, const uno_agent_params *p)
 
