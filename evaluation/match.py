@@ -24,6 +24,18 @@ The cheating policy (stated here once)
     decisions (``observe_game``). The protocol's opponents and a best response's target are
     never admitted (their callers pass ``allow_cheating=False`` with their own reason).
 
+The engine
+    Where the compiled core runs (``UNO_MK_ENGINE``, docs/compiled.md) the game is played on it
+    (:class:`~uno_mk_env.compiled._core.MatchTable`) and every seat whose agent names a compiled
+    twin (``random``, ``greedy``, ``strategic``: :meth:`Agent.compiled_twin`) decides inside the
+    core, from the generator state its ``reset`` left; the other seats are asked in Python from
+    the core's views, as on the Python engine. The game, every choice and the outcome are the
+    same, seed for seed (``tests/test_compiled_match.py``); ``outcome.game`` is then a
+    ``CompiledGame`` (``Game``'s interface) and a random agent's generator is handed back as the
+    game left it. The Python engine plays instead with an observer, a cheating agent, a
+    strategic agent that was not reset (its memory of an earlier game lives in Python), a twin
+    whose generator is not a PCG64, or ``UNO_MK_ENGINE=python``.
+
 Observers
     An observer (``start(game)`` after the deal, ``before(game, seat)`` before each decision,
     ``after(game, seat, action)`` after the step) sees the game as it is played: the replay
@@ -34,14 +46,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 
 from uno_mk_env import Game, PlayerView, Rules, RulesError
 from uno_mk_env import actions as A
 from uno_mk_env.agents.base import Agent, AgentError, AgentSpecError, agent_action
+from uno_mk_env.compiled import core
 from uno_mk_env.errors import UnoMkError
+
+if TYPE_CHECKING:
+    from uno_mk_env.compiled._core import MatchTable
 
 __all__ = ["MatchObserver", "MatchOutcome", "MatchStopped", "admit", "cheating_refusal",
            "cheats", "make_rules", "play_match"]
@@ -67,7 +83,7 @@ class MatchOutcome:
     """How a game ended: the finished (or capped) ``game``; ``capped`` when a round reached the
     step cap; ``winner`` is ``None`` then, after a stalemate or a tied fixed-rounds game."""
 
-    game: Game
+    game: Game  # or a CompiledGame (Game's interface) where the core played it
     capped: bool
 
     @property
@@ -165,6 +181,11 @@ def play_match(
     if agent_seeds is not None:
         for seat, agent in enumerate(players):
             agent.reset(agent_seeds[seat])
+    on_core = None
+    if observer is None and not any(seeing):
+        on_core = _core_table(players, rules, game_seed, max_steps, agent_seeds is not None)
+    if on_core is not None:
+        return _play_on_core(*on_core, players, labels, encode)
     g = Game(rules, seed=game_seed)
     if observer is not None:
         observer.start(g)
@@ -177,14 +198,68 @@ def play_match(
             players[p].observe_game(g)  # type: ignore[attr-defined]
         if observer is not None:
             observer.before(g, p)
-        try:
-            action = agent_action(players[p], g, labels[p], encode)
-        except AgentError as e:
-            if isinstance(e.__cause__, MatchStopped):
-                raise e.__cause__ from None
-            raise
+        action = _ask(players[p], g, labels[p], encode)
         g.step(action)
         in_round = 0 if g.round_over else in_round + (action != A.KEEP)
         if observer is not None:
             observer.after(g, p, action)
     return MatchOutcome(g, capped=False)
+
+
+def _ask(agent: Agent, game: Any, label: str,
+         encode: Callable[[PlayerView], np.ndarray] | None) -> int:
+    """:func:`agent_action`, letting a :class:`MatchStopped` through."""
+    try:
+        return agent_action(agent, game, label, encode)
+    except AgentError as e:
+        if isinstance(e.__cause__, MatchStopped):
+            raise e.__cause__ from None
+        raise
+
+
+Twin = tuple[int, str, Any, Mapping[str, Any]]
+
+
+def _core_table(players: Sequence[Agent], rules: Rules, game_seed: int,
+                max_steps: int | None, reset: bool) -> tuple[MatchTable, list[Twin | None]] | None:
+    """The game on the compiled core and each seat's twin ``(slot, kind, setting, generator
+    state)`` (module docstring), or ``None`` where the Python engine plays it."""
+    module = core()
+    if module is None:
+        return None
+    slots: dict[int, int] = {}
+    twins: list[Twin | None] = []
+    for agent in players:
+        method = getattr(agent, "compiled_twin", None)
+        twin = method() if callable(method) else None
+        if twin is None:
+            twins.append(None)
+            continue
+        kind, setting = twin
+        state = agent.rng.bit_generator.state
+        if (kind == "strategic" and not reset) or state["bit_generator"] != "PCG64":
+            return None
+        twins.append((slots.setdefault(id(agent), len(slots)), kind, setting, state))
+    if not slots:
+        return None  # no twin: nothing the core would decide
+    return module.MatchTable(rules, game_seed, twins, max_steps), twins
+
+
+def _play_on_core(table: MatchTable, twins: Sequence[Twin | None], players: Sequence[Agent],
+                  labels: Sequence[str],
+                  encode: Callable[[PlayerView], np.ndarray] | None) -> MatchOutcome:
+    """Plays ``table``: the twins in C, the other seats asked in Python (their observations
+    encoded by the core unless ``encode`` is given); then hands each random twin's generator
+    back to its agent."""
+    game = table.game
+
+    def observation(view: PlayerView) -> np.ndarray:
+        return game.observation(view.seat)  # encode(view), written in C
+
+    while (seat := table.advance()) >= 0:
+        table.step(_ask(players[seat], game, labels[seat], encode or observation))
+    for agent, twin in zip(players, twins):
+        if twin is not None and twin[1] == "random":
+            agent.rng.bit_generator.state = table.rng_state(twin[0])
+    # a CompiledGame has Game's interface (docs/compiled.md): the callers read it as a Game
+    return MatchOutcome(cast(Game, game), capped=table.capped)

@@ -70,6 +70,22 @@ class OpponentPool:
         self.snapshots = snapshots
         self.current = self.agents[0]
 
+    def compiled_twin(self) -> tuple[str, Any, Any] | None:
+        """The compiled core's twin of this seat (:meth:`uno_mk_env.agents.base.Agent.
+        compiled_twin`) when the pool never plays a snapshot (``self_play_prob`` 0) and every
+        agent it draws has a twin: ``("pool", twins, cdf)``, the agents' twins and
+        :meth:`numpy.random.Generator.choice`'s cumulative weights. The core then draws at
+        every reset, from the pool's generator, what :meth:`reset` draws; anything else plays
+        in Python."""
+        if self.self_play_prob > 0:
+            return None
+        twins = tuple(agent.compiled_twin() for agent in self.agents)
+        if any(t is None for t in twins):
+            return None
+        cdf = self.weights.cumsum()
+        cdf /= cdf[-1]  # as Generator.choice computes it
+        return ("pool", twins, tuple(float(x) for x in cdf))
+
     @property
     def needs_observation(self) -> bool:
         return self.current.needs_observation
@@ -77,7 +93,7 @@ class OpponentPool:
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
             self.rng = np.random.default_rng(seed)
-        if self.snapshots and self.rng.random() < self.self_play_prob:
+        if self.self_play_prob > 0 and self.snapshots and self.rng.random() < self.self_play_prob:
             self.current = self.snapshots[int(self.rng.integers(len(self.snapshots)))]
         else:
             self.current = self.agents[int(self.rng.choice(len(self.agents), p=self.weights))]

@@ -38,8 +38,22 @@ cdef uno_agent_params _c_params(object params, int challenge_hand) except *:
     return p
 
 
+def _pool(spec):
+    """A pool spec ``("pool", kinds, cdf)`` as ``(kind codes, cdf)``, checked."""
+    _, kinds, cdf = spec
+    kinds, cdf = tuple(kinds), tuple(float(x) for x in cdf)
+    if (not 1 <= len(kinds) <= UNO_POOL_MAX or len(cdf) != len(kinds)
+            or any(k not in _AGENT_KINDS for k in kinds) or any(not 0.0 <= x <= 1.0 for x in cdf)
+            or list(cdf) != sorted(cdf) or cdf[len(cdf) - 1] != 1.0):
+        raise ValueError(f"opponent pool {ref.quote(spec)} is not allowed: 1-{UNO_POOL_MAX} "
+                         f"kinds of {tuple(_AGENT_KINDS)} and their cumulative weights, "
+                         "ending at 1.0")
+    return [_AGENT_KINDS[k] for k in kinds], list(cdf)
+
+
 def _opponent_specs(opponents, int n):
-    """``opponents`` as ``(slot -> agent index or -1, kinds of the distinct agents)``."""
+    """``opponents`` as ``(slot -> agent index or -1, kinds of the distinct agents)``; a
+    kind is a code, or a pool's ``(codes, cdf)``."""
     allowed = (None, *_AGENT_KINDS)
     if opponents is None or isinstance(opponents, str):
         if opponents not in allowed:
@@ -54,8 +68,13 @@ def _opponent_specs(opponents, int n):
                          f"{len(specs)}")
     slots, kinds = [], []
     for spec in specs:
+        if isinstance(spec, tuple) and len(spec) == 3 and spec[0] == "pool":
+            slots.append(len(kinds))
+            kinds.append(_pool(spec))
+            continue
         if spec not in allowed:
-            raise ValueError(f"opponent {ref.quote(spec)} is not allowed; allowed: {allowed}")
+            raise ValueError(f"opponent {ref.quote(spec)} is not allowed; allowed: {allowed} "
+                             "or a pool (\"pool\", kinds, cdf)")
         if spec is None:
             slots.append(-1)
         else:
@@ -82,7 +101,10 @@ cdef class BatchedTables:
             vector env's ``None``), ``"random"``, ``"greedy"`` or ``"strategic"`` (one agent of
             that kind for every opponent seat, as the vector env given one agent), or a
             sequence of ``num_players - 1`` of those (one agent per seat, ``opponents[k]``
-            ``k + 1`` seats clockwise from the learner).
+            ``k + 1`` seats clockwise from the learner), where a seat may also be an opponent
+            pool without self-play, ``("pool", kinds, cdf)``: at every reset it draws from its
+            own generator which of ``kinds`` plays (``cdf``: numpy's ``Generator.choice``
+            cumulative weights) and that agent's seed (``training/opponents.py``).
         learner_seat: a seat, or ``None`` (drawn at every deal from the table's generator).
         reward: ``"win"`` or ``"points"``.
         illegal_action_penalty: the learner's reward for an illegal action (the episode ends).
@@ -172,7 +194,15 @@ cdef class BatchedTables:
             uno_game_init(&t.g, &self.b.rules, 0)
             t.nagents = len(kinds)
             for a, kind in enumerate(kinds):
-                t.agents[a].kind = kind
+                if isinstance(kind, tuple):  # a pool: its agent is drawn at every reset
+                    codes, cdf = kind
+                    t.agents[a].npool = len(codes)
+                    for j in range(len(codes)):
+                        t.agents[a].pool_kinds[j] = codes[j]
+                        t.agents[a].pool_cdf[j] = cdf[j]
+                    t.agents[a].kind = codes[0]
+                else:
+                    t.agents[a].kind = kind
             for slot in range(n - 1):
                 t.agent_of[slot] = slots[slot] if slot < len(slots) else -1
         self._allocate(n)

@@ -4,7 +4,8 @@
 
 :class:`CompiledGame` is one game (the API of :class:`uno_mk_env.Game` that drivers use, plus a
 fast :meth:`CompiledGame.observation`); :class:`BatchedTables` steps many tables in one C loop
-with the GIL released. Both take everything that is not a rule (validation of rules and state
+with the GIL released; :class:`MatchTable` is one game of the match driver, its rule-based
+agents deciding in C. They take everything that is not a rule (validation of rules and state
 dicts, the event and view formats) from the reference, through :mod:`._reference`.
 """
 
@@ -26,7 +27,7 @@ cdef extern from "numpy/random/bitgen.h":
 
 cdef extern from "uno_core.h" nogil:
     int UNO_MAX_PLAYERS, UNO_NUM_KINDS, UNO_NUM_CARDS, UNO_NUM_ACTIONS, UNO_OBS_SIZE
-    int UNO_VOID_MEMORY, UNO_W4, UNO_WB, UNO_DRAW_CAP
+    int UNO_VOID_MEMORY, UNO_W4, UNO_WB, UNO_DRAW_CAP, UNO_KEEP
     int PH_GAME_OVER, PH_PLAY_DRAWN
     int LAST_WB_OTHERS_ONLY, LAST_WB_FULL, LAST_WB_NONE
     int CATCH_AUTO, CATCH_NEXT_PLAYER, CATCH_ANY_PLAYER
@@ -120,9 +121,15 @@ cdef extern from "uno_agents.h" nogil:
         double bluff_margin, trust, turn_value, void_, void_colour, w4_void, void_decay
         double colour_unseen
         int greedy_challenge_hand
+    int UNO_POOL_MAX
     ctypedef struct uno_agent:
         int kind
         uno_pcg64 rng
+        int npool
+        int pool_kinds[16]
+        double pool_cdf[16]
+    void uno_agent_forget(uno_agent *a)
+    int uno_agent_act(uno_agent *a, uno_game *g, const uno_agent_params *p)
 
 cdef extern from "uno_search.h" nogil:
     ctypedef struct uno_mt:
@@ -303,3 +310,4 @@ cdef tuple _kinds(const uint8_t *counts):
 include "_game.pxi"
 include "_search.pxi"
 include "_batch.pxi"
+include "_match.pxi"

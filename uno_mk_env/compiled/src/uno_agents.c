@@ -154,6 +154,20 @@ static int greedy_act(uno_game *g, const uno_agent_params *p) {
 }
 
 /* ------------------------------------------------------------------ strategic */
+uno_pcg64 *uno_agent_seeded(uno_agent *a) { return a->npool ? &a->pool_rng : &a->rng; }
+
+/* OpponentPool.reset: current = agents[rng.choice(len, p=weights)] (one uniform, then
+ * searchsorted(cdf, u, side="right")), then current.reset(rng.integers(2**63)) */
+void uno_agent_pool_draw(uno_agent *a) {
+    bitgen_t b;
+    uno_pcg64_bitgen(&b, &a->pool_rng);
+    double u = uno_random(&b);
+    int i = 0;
+    while (i < a->npool - 1 && a->pool_cdf[i] <= u) i++;
+    a->kind = a->pool_kinds[i];
+    uno_seed_from_u64(&a->rng, uno_integers(&b, 1ULL << 63));
+}
+
 void uno_agent_forget(uno_agent *a) {
     a->has_key = 0;
     a->nvoid = 0;

@@ -17,9 +17,17 @@ typedef struct {
     int greedy_challenge_hand;  /* GreedyAgent(challenge_hand=5) */
 } uno_agent_params;
 
+#define UNO_POOL_MAX 16  /* most agents of one opponent pool */
+
 typedef struct {
     int kind;
     uno_pcg64 rng;  /* Agent.rng (the random agent draws from it) */
+    /* an opponent pool (uno_mk_env/training/opponents.py, no self-play): at every reset it
+     * draws, from its own generator, the agent it plays and that agent's seed */
+    int npool;      /* 0: a plain agent */
+    int pool_kinds[UNO_POOL_MAX];
+    double pool_cdf[UNO_POOL_MAX];  /* numpy's Generator.choice cdf of the weights */
+    uno_pcg64 pool_rng;
     /* StrategicAgent's memory (_forget / _observe / _remember) */
     int has_key;
     int64_t key_round;
@@ -35,6 +43,8 @@ typedef struct {
 } uno_agent;
 
 void uno_agent_forget(uno_agent *a);
+uno_pcg64 *uno_agent_seeded(uno_agent *a);  /* the generator reset(seed) reseeds */
+void uno_agent_pool_draw(uno_agent *a);     /* a pool's reset: which agent plays, its seed */
 int uno_agent_act(uno_agent *a, uno_game *g, const uno_agent_params *p);
 
 #endif

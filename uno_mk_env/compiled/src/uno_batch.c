@@ -22,9 +22,13 @@ void uno_table_seed(uno_batch *b, int i, const uint32_t *entropy, int nwords) {
     if (entropy) {
         uno_pcg64_seed(&t->rng, entropy, nwords);
         table_rng(t, &rng);
-        for (int a = 0; a < t->nagents; a++) uno_seed_from_u64(&t->agents[a].rng, uno_integers(&rng, 1ULL << 63));
+        for (int a = 0; a < t->nagents; a++)
+            uno_seed_from_u64(uno_agent_seeded(&t->agents[a]), uno_integers(&rng, 1ULL << 63));
     }
-    for (int a = 0; a < t->nagents; a++) uno_agent_forget(&t->agents[a]);
+    for (int a = 0; a < t->nagents; a++) {
+        if (t->agents[a].npool) uno_agent_pool_draw(&t->agents[a]);
+        uno_agent_forget(&t->agents[a]);
+    }
 }
 
 static double after_step(uno_batch *b, uno_table *t, int action) {
