@@ -247,7 +247,7 @@ def _open_decision(table, sockets, timeout: float = 30.0) -> tuple[int, dict] | 
     ``None`` once the game is over."""
     deadline = time.monotonic() + timeout
     while not table._pending:
-        if table.game is not None and table.game.game_over:
+        if table.status == "over" or table.game is not None and table.game.game_over:
             return None
         assert time.monotonic() < deadline, "no decision was opened"
         time.sleep(0.002)
