@@ -48,6 +48,7 @@ from uno_mk_env.evaluation.replay_viewer import DRAW_JS
 from uno_mk_env.files import parse_json
 
 from .frames import error_frame, frame_text
+from .scoring import warm_up
 from .table import Table, TableConfig
 
 __all__ = ["LOOPBACK_HOSTS", "MAX_MESSAGE", "Server", "create_app", "parse_message"]
@@ -178,6 +179,7 @@ def create_app(server: Server, allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS) 
                 await asyncio.sleep(min(60.0, server.idle_timeout / 4))
                 server.expire(time.monotonic())
 
+        await asyncio.to_thread(warm_up)
         task = asyncio.create_task(janitor())
         try:
             yield

@@ -140,7 +140,9 @@ class Table:
 
     # ---------------------------------------------------------------- the socket side
     def _receivers(self) -> list[int | None]:
-        return [*range(self.n), None]
+        """Who may be sent frames: the people's seats and the spectator (an agent's seat has no
+        link, so no frame is built for it)."""
+        return [*self.config.humans, None]
 
     def listen(self, receiver: int | None, listener: Listener) -> Callable[[], None]:
         """Registers ``listener`` for ``receiver``'s frames, sends it the latest one at once, and
