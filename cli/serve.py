@@ -16,6 +16,7 @@ another address together with ``--allow-remote``.
 from __future__ import annotations
 
 import argparse
+import signal
 import socket
 import sys
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from uno_mk_env import Rules
+from uno_mk_env.agents.threads import set_thread_policy
 
 from .common import (
     CLIError,
@@ -119,6 +121,7 @@ def serve(rules: Rules, humans: tuple[int, ...], agents: tuple[str, ...], seed: 
     from uno_mk_env.serve.app import LOOPBACK_HOSTS, Server, create_app
     from uno_mk_env.serve.table import TableConfig
 
+    set_thread_policy(1)  # the agents are small: one BLAS/OpenMP thread, idle ones sleeping
     server = Server()
     table = server.add_table(TableConfig(rules, humans, agents, seed, args.pause,
                                          args.reference, folder))
@@ -136,6 +139,11 @@ def serve(rules: Rules, humans: tuple[int, ...], agents: tuple[str, ...], seed: 
     print(f"Games are saved in {folder}; Ctrl-C stops the server.", file=out, flush=True)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning",
                             ws_max_size=4096, ws="websockets-sansio")
+    # uvicorn shuts down gracefully on SIGINT/SIGTERM, then raises the signal again to the
+    # handlers it found: these note it, so the server ends with the line below and status 0.
+    stopped: list[int] = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda signum, frame: stopped.append(signum))
     uvicorn.Server(config).run()
     print(f"Stopped after {table.games} game{'s' if table.games != 1 else ''}; saved in "
           f"{folder}.", file=out)

@@ -48,6 +48,7 @@ from uno_mk_env.evaluation.replay_viewer import DRAW_JS
 from uno_mk_env.files import parse_json
 
 from .frames import error_frame, frame_text
+from .scoring import warm_up
 from .table import Table, TableConfig
 
 __all__ = ["LOOPBACK_HOSTS", "MAX_MESSAGE", "Server", "create_app", "parse_message"]
@@ -103,12 +104,15 @@ def parse_message(text: str | bytes | None) -> dict[str, Any]:
 
 
 class Server:
-    """The tables of one server and their links."""
+    """The tables of one server and their links; ``idle_timeout``: seconds a table nobody
+    watches is kept; ``max_queued``: frames waiting for one slow client before the oldest are
+    dropped (each frame is the whole table; tests that compare every frame raise it)."""
 
-    def __init__(self, idle_timeout: float = 3600.0) -> None:
+    def __init__(self, idle_timeout: float = 3600.0, max_queued: int = MAX_QUEUED) -> None:
         self.tables: dict[str, Table] = {}
         self.links: dict[str, tuple[Table, int | None]] = {}
         self.idle_timeout = idle_timeout
+        self.max_queued = max_queued
 
     def add_table(self, config: TableConfig, start: bool = True) -> Table:
         if len(self.tables) >= MAX_TABLES:
@@ -166,7 +170,7 @@ def create_app(server: Server, allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS) 
             await websocket.close(code=4404)
             return
         await websocket.accept()
-        await _session(websocket, *link)
+        await _session(websocket, *link, server.max_queued)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -175,6 +179,7 @@ def create_app(server: Server, allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS) 
                 await asyncio.sleep(min(60.0, server.idle_timeout / 4))
                 server.expire(time.monotonic())
 
+        await asyncio.to_thread(warm_up)
         task = asyncio.create_task(janitor())
         try:
             yield
@@ -192,13 +197,14 @@ def create_app(server: Server, allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS) 
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
 
 
-async def _session(websocket: WebSocket, table: Table, seat: int | None) -> None:
+async def _session(websocket: WebSocket, table: Table, seat: int | None,
+                   max_queued: int) -> None:
     """One connection: frames out (latest kept when the client is slow), messages in."""
     loop = asyncio.get_running_loop()
     outbox: asyncio.Queue[str] = asyncio.Queue()
 
     def put(text: str) -> None:
-        while outbox.qsize() >= MAX_QUEUED:
+        while outbox.qsize() >= max_queued:
             outbox.get_nowait()
         outbox.put_nowait(text)
 

@@ -20,7 +20,7 @@ from uno_mk_env.agents.base import build_agent
 from uno_mk_env.evaluation.match import play_match
 from uno_mk_env.evaluation.results import wilson_interval
 
-__all__ = ["DuplicateScore", "duplicate_score", "session_summary"]
+__all__ = ["DuplicateScore", "duplicate_score", "session_summary", "warm_up"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,12 @@ def duplicate_score(game: Game, seat: int, specs: Sequence[str], rules: Rules, g
     ref = outcome.game
     return DuplicateScore(int(game.scores[seat]), game.winner == seat, int(ref.scores[seat]),
                           outcome.winner == seat)
+
+
+def warm_up() -> None:
+    """Loads what scoring needs (scipy's statistics: seconds to import) before any table plays,
+    so that the first game to end does not stall every other table's moves."""
+    wilson_interval(1, 2)
 
 
 def session_summary(scores: Sequence[DuplicateScore], reference: str) -> dict[str, Any]:

@@ -39,6 +39,7 @@ from uno_mk_env.evaluation.replay import record_game, recording, seat_names, wri
 from .dataset import rows_for_game, write_rows
 from .frames import error_frame, frame_text, last_text, sees_now, state_frame
 from .scoring import DuplicateScore, duplicate_score, session_summary
+from .twins import Twin
 
 __all__ = ["SocketAgent", "Table", "TableConfig"]
 
@@ -53,7 +54,8 @@ class TableConfig:
     with ``seed + k``; agent ``s`` of it seeded with ``derive_seed(seed + k, s)``), ``pause``
     (seconds shown before each agent's public decision), ``reference`` (the agent of duplicate
     scoring), ``out`` (the folder of recordings and rows; ``None``: nothing written),
-    ``max_steps`` (decisions per round before a game is capped)."""
+    ``max_steps`` (decisions per round before a game is capped), ``twin`` (tests: the first
+    game is world B of :mod:`uno_mk_env.serve.twins`, the agent seats replay world A)."""
 
     rules: Rules
     humans: tuple[int, ...]
@@ -63,6 +65,7 @@ class TableConfig:
     reference: str = "strategic"
     out: Path | None = None
     max_steps: int = 5000
+    twin: Twin | None = None
 
 
 @dataclass
@@ -110,7 +113,8 @@ class Table:
         self.players: list[Agent] = [SocketAgent(self, s) for s in range(n)]
         for s, spec in zip(others, config.agents):
             labels[s] = spec
-            self.players[s] = build_agent(spec, seed=0)
+            self.players[s] = build_agent(spec, seed=0) if config.twin is None else \
+                config.twin.agent(s)
         self.labels = labels
         self.names = seat_names(labels)
         self._lock = threading.Lock()
@@ -126,6 +130,8 @@ class Table:
         self.scores: list[DuplicateScore] = []
         self.games = 0  #: games started
         self.game: Game | None = None  #: the game being played (read it only while it waits)
+        #: the latest finished game's recording (all a finished game keeps in memory)
+        self.recording: dict[str, Any] | None = None
         self.status = "new"  # new, playing, over, stopped, failed
         self.error: str | None = None
         self.last_activity = time.monotonic()
@@ -134,7 +140,9 @@ class Table:
 
     # ---------------------------------------------------------------- the socket side
     def _receivers(self) -> list[int | None]:
-        return [*range(self.n), None]
+        """Who may be sent frames: the people's seats and the spectator (an agent's seat has no
+        link, so no frame is built for it)."""
+        return [*self.config.humans, None]
 
     def listen(self, receiver: int | None, listener: Listener) -> Callable[[], None]:
         """Registers ``listener`` for ``receiver``'s frames, sends it the latest one at once, and
@@ -222,7 +230,7 @@ class Table:
     def _play(self, index: int) -> None:
         cfg = self.config
         game_seed, agent_seeds = self.seeds(index)
-        watcher = _Watcher(self)
+        watcher = _Watcher(self, cfg.twin if index == 0 else None)
         try:
             game = record_game(self.players, cfg.rules, game_seed, agent_seeds, self.labels,
                                cfg.max_steps, title=f"table {self.id}, game {index + 1}",
@@ -245,6 +253,7 @@ class Table:
             again, self._again = self._again, False
             if self.status == "playing":
                 self.status = "over"
+            self.game, self.recording, self._rows = None, game, []
         if session is not None:
             self._push(cfg.humans[0], session)
         if again:
@@ -324,13 +333,17 @@ class Table:
 
 
 class _Watcher:
-    """The match observer of a table's game (it reads the game, never changes it)."""
+    """The match observer of a table's game (it reads the game, never changes it; a twin's
+    exchanges are applied to the deal before anything is shown)."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, twin: Twin | None) -> None:
         self.table = table
+        self.twin = twin
         self.game: Game | None = None
 
     def start(self, game: Game) -> None:
+        if self.twin is not None:
+            self.twin.apply(game)
         self.game = self.table.game = game
         self.table._starts.clear()
         self.table._logs.clear()

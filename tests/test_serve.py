@@ -5,7 +5,12 @@ scoring, and bad input (10,000+ fuzzed messages, the game compared before and af
 from __future__ import annotations
 
 import json
+import os
 import random
+import signal
+import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -125,6 +130,8 @@ def test_a_game_over_the_socket_is_saved_scored_and_replayable(tmp_path: Path) -
             session = frames[-1]
             assert session["reference"] == "strategic" and session["summary"]["games"] == 1
             assert "difference" in session["last"]
+            # a finished game keeps only its recording (and the frames a rejoin is sent)
+            assert table.game is None and table._rows == [] and table.recording["seed"] == 3
             # play again: the next game is dealt with the next seed
             ws.send_text('{"type": "again"}')
             again = play_game(ws)
@@ -247,7 +254,7 @@ def _open_decision(table, sockets, timeout: float = 30.0) -> tuple[int, dict] | 
     ``None`` once the game is over."""
     deadline = time.monotonic() + timeout
     while not table._pending:
-        if table.game is not None and table.game.game_over:
+        if table.status == "over" or table.game is not None and table.game.game_over:
             return None
         assert time.monotonic() < deadline, "no decision was opened"
         time.sleep(0.002)
@@ -399,3 +406,56 @@ def test_idle_tables_expire_and_their_links_stop_working() -> None:
     assert token not in server.links and table.status == "stopped" and server.tables == {}
     table.wait(5)
     assert not table._thread.is_alive()  # the waiting game ended (MatchStopped)
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_stops_the_server_cleanly_with_every_finished_game_saved(
+        tmp_path: Path, stop: signal.Signals) -> None:
+    """``uno-mk serve`` in its own process: a game played to its end over a real socket is
+    saved when it ends; SIGTERM or SIGINT (Ctrl-C) then stops the game in progress, closes the
+    socket and exits with status 0."""
+    from websockets.sync.client import connect
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uno_mk_env", "serve", "--agents", "greedy", "--seed", "4",
+         "--pause", "0", "--port", str(port), "--out", str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline() for _ in range(2)]
+        link = lines[1].split()[-1]
+        assert lines[1].strip().startswith("seat 0:") and link.startswith("http://127.0.0.1")
+        deadline = time.monotonic() + 30
+        while True:  # the port listens once uvicorn has started
+            try:
+                ws = connect(link.replace("http://", "ws://").replace("/play/", "/ws/"))
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the server did not listen"
+                time.sleep(0.1)
+        rng = random.Random(0)
+        with ws:
+            while True:
+                f = json.loads(ws.recv(timeout=30))
+                if f["type"] == "session":
+                    break
+                if f["type"] == "state" and f["legal"] and not f["over"]:
+                    ws.send(json.dumps({"type": "act", "ask": f["ask"],
+                                        "action": rng.choice(f["legal"])[0]}))
+            ws.send('{"type": "again"}')  # a second game, left in progress
+            f = json.loads(ws.recv(timeout=30))
+            assert f["type"] == "state" and not f["over"]
+            proc.send_signal(stop)
+            assert proc.wait(30) == 0
+        out = proc.stdout.read()
+    finally:
+        proc.kill()
+        proc.wait()
+    assert "Stopped after 2 games" in out
+    saved = sorted(p.name for p in tmp_path.iterdir())
+    assert len(saved) == 2 and saved[0].endswith("game-1.json"), saved
+    assert load_recording(tmp_path / saved[0])["games"][0]["seed"] == 4

@@ -7,6 +7,8 @@ the draw pile dealt anew from the same cards, the other seats' drawn cards in th
 replaced, another generator state — and the frame built for the receiver in both worlds must be
 the same bytes. And every frame a seat actually receives over the socket holds no other seat's
 card: their hands are counts only, no drawn card but its own, no draw pile order, no generator.
+Whole games: world B of :mod:`uno_mk_env.serve.twins` shows the seat the same game as world A
+(tests/test_serve_traffic.py plays both worlds in a real browser and compares the traffic).
 """
 
 from __future__ import annotations
@@ -21,9 +23,11 @@ from uno_mk_env import Game, Rules
 from uno_mk_env import actions as A
 from uno_mk_env.agents.base import build_agent
 from uno_mk_env.engine.cards import CODES
+from uno_mk_env.engine.seeding import derive_seed
 from uno_mk_env.evaluation.match import play_match
-from uno_mk_env.evaluation.replay import seat_names
+from uno_mk_env.evaluation.replay import record_game, seat_names
 from uno_mk_env.serve.frames import frame_text, last_text, sees_now, state_frame
+from uno_mk_env.serve.twins import ScriptAgent, twin_of
 
 CARD = r"([RYGB][0-9SRD]|W4|WB)[ )]"  # a card code in a list of cards
 TABLES = [  # (players, rule options)
@@ -165,3 +169,60 @@ def test_the_two_worlds_check_catches_a_leak() -> None:
     twin = other_world(g, 0, random.Random(1))
     assert table_data(twin, 0) == table_data(g, 0)
     assert table_data(twin, None) != table_data(g, None)
+
+
+def _world(rules: Rules, specs: list[str], seed: int, players, twin=None) -> dict:
+    class Deal:  # applies the twin's exchanges to the deal, as the table does
+        def start(self, game: Game) -> None:
+            if twin is not None:
+                twin.apply(game)
+
+        def before(self, game: Game, seat: int) -> None:
+            pass
+
+        def after(self, game: Game, seat: int, action: int) -> None:
+            pass
+
+    seeds = [derive_seed(seed, s) for s in range(rules.num_players)]
+    return record_game(players, rules, seed, seeds, specs, 400, observer=Deal())
+
+
+def _seat_steps(recorded: dict, seat: int) -> list[dict]:
+    return [st["seats"][seat] for st in recorded["steps"]
+            if not st.get("hidden") or st["actor"] == seat]
+
+
+def test_twin_worlds_show_a_seat_the_same_game() -> None:
+    """World B of :mod:`uno_mk_env.serve.twins` (cards the seat never saw exchanged, the other
+    seats replaying world A) shows the seat the same game at every step, though its hidden
+    cards differ (some seats keep a drawn card in one world only)."""
+    differ = keeps = 0
+    for i in range(16):
+        n, options = TABLES[i % len(TABLES)]
+        rules, seat = Rules(num_players=n, **options), i % n
+        specs = [("strategic", "greedy", "random")[s % 3] for s in range(n)]
+        a = _world(rules, specs, 300 + i, [build_agent(s, seed=0) for s in specs])
+        twin = twin_of(a, seat, random.Random(i))
+        own = twin_of(a, (seat + 1) % n, random.Random(0)).scripts[seat]  # the seat's moves
+        players = [twin.agent(s) if s != seat else ScriptAgent(own) for s in range(n)]
+        b = _world(rules, specs, 300 + i, players, twin)
+        assert _seat_steps(a, seat) == _seat_steps(b, seat)
+        other = (seat + 1) % n
+        differ += _seat_steps(a, other) != _seat_steps(b, other)
+        keeps += sum(1 for st in a["steps"] if st.get("hidden")) != sum(
+            1 for st in b["steps"] if st.get("hidden"))
+    assert differ >= 8 and keeps >= 1, (differ, keeps)
+
+
+def test_a_twin_exchanges_only_cards_the_seat_never_saw() -> None:
+    """Every exchange moves cards between the draw pile and other seats' hands only, and the
+    same exchanges seen from another seat would change what that seat sees."""
+    rules, specs = Rules(num_players=3), ["strategic", "greedy", "random"]
+    a = _world(rules, specs, 7, [build_agent(s, seed=0) for s in specs])
+    twin = twin_of(a, 0, random.Random(1))
+    places = [p for ex in twin.exchanges for p in ex.places]
+    assert places and ("hand", 0) not in places and any(p[0] == "hand" for p in places)
+    holder = next(p[1] for p in places if p[0] == "hand")
+    g, h = Game(rules, seed=7), Game(rules, seed=7)
+    twin.apply(h)
+    assert g.view(0).hand == h.view(0).hand and g.view(holder).hand != h.view(holder).hand
