@@ -18,6 +18,7 @@ from uno_mk_env.agents import make_agent
 from uno_mk_env.agents.base import agent_action
 from uno_mk_env.engine.cards import ITEM_NAMES
 from uno_mk_env.envs.gym_env import UnoMarioKartGymEnv
+from uno_mk_env.render import table as T
 from uno_mk_env.render.image import draw_table, hand_slots, render_image, seat_centres
 from uno_mk_env.render.table import GEOMETRY, HEIGHT, WIDTH, table_data
 
@@ -138,6 +139,46 @@ def test_the_last_item_and_its_effect_are_shown():
     assert t["item"]["item"] == ITEM_NAMES[items[-1][2]] and t["item"]["seat"] == items[-1][1]
     assert t["item"]["effect"]
 
+
+
+def _last_item_reference(g: Game, seat: int | None) -> dict | None:
+    """The plain reading: the whole log as ``seat`` sees it, the round's last ``item`` event and
+    the effect events right after it (what ``table_data`` reads backwards from the end)."""
+    if g.view(0).last_item < 0:
+        return None
+    events = g.events_for(seat)
+    start = max((i for i, e in enumerate(events) if e[0] == "deal"), default=0)
+    at = max((i for i in range(start, len(events)) if events[i][0] == "item"), default=-1)
+    if at < 0:
+        return {"seat": None, "effect_events": []}
+    effect = []
+    for e in events[at + 1:]:
+        if e[0] not in T._EFFECT_EVENTS or (e[0] == "draw" and e[3] not in T._ITEM_DRAWS):
+            break
+        effect.append(e)
+    return {"seat": events[at][1], "item": ITEM_NAMES[events[at][2]],
+            "events": T.events_text(effect, [f"p{i}" for i in range(g.num_players)], seat)}
+
+
+@pytest.mark.parametrize("num_players", [2, 4, 7])
+def test_the_last_item_read_backwards_equals_the_plain_reading(num_players):
+    seen = 0
+    for seed in range(3):
+        g = Game(Rules(num_players=num_players), seed=seed)
+        agents = [make_agent("strategic", seed=s) for s in range(num_players)]
+        while not g.game_over and len(g.events) < 1500:
+            names = [f"p{i}" for i in range(num_players)]
+            for seat in (None, T.PUBLIC, *range(num_players)):
+                fast = T._last_item(g, g.view(0).last_item, names, seat)
+                ref = _last_item_reference(g, seat)
+                if ref is None or ref["seat"] is None:
+                    assert fast is None or fast["seat"] is None
+                else:
+                    seen += bool(ref["events"])
+                    assert (fast["seat"], fast["item"], fast["events"]) == (
+                        ref["seat"], ref["item"], ref["events"])
+            g.step(agent_action(agents[g.current_player], g))
+    assert seen > 0  # items with visible effects were compared
 
 # ------------------------------------------------------------------------ hidden information
 def rehidden(g: Game, viewer: int, rng: np.random.Generator) -> Game:

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..engine.cards import CODES, COLOURS, ITEM_NAMES, counts_to_codes
-from ..engine.events import Event, event_for
+from ..engine.events import event_for
 from ..engine.game import Game
 from ..engine.phases import COLOUR_AT_START, PHASE_NAMES, Phase
 from .text import events_text
@@ -102,21 +102,28 @@ def last_decision_text(
 
 
 def _last_item(
-    events: Sequence[Event], item: int, names: Sequence[str], seat: int | None
+    game: Game, item: int, names: Sequence[str], seat: int | None
 ) -> dict[str, Any] | None:
+    """The item that fired last in this round and what it did, as ``seat`` may see it. Reads the
+    log backwards from its end to the round's ``item`` event (or its ``deal``: none), so a frame
+    costs the same early and late in a long game."""
     if item < 0:
         return None
-    round_start = max((i for i, e in enumerate(events) if e[0] == "deal"), default=0)
-    at = max((i for i in range(round_start, len(events)) if events[i][0] == "item"), default=-1)
-    if at < 0:  # a position built by from_dict: the item is known, its event is not
+    events = game.events
+    at = next((i for i in range(len(events) - 1, -1, -1) if events[i][0] in ("item", "deal")),
+              -1)
+    if at < 0 or events[at][0] == "deal":  # a position built by from_dict: no item event
         return {"seat": None, "item": ITEM_NAMES[item], "effect": ITEM_EFFECTS[item],
                 "events": ""}
     owner = events[at][1]
     effect = []
     for e in events[at + 1:]:
-        if e[0] not in _EFFECT_EVENTS or (e[0] == "draw" and e[3] not in _ITEM_DRAWS):
+        seen = e if seat is None else event_for(e, seat)
+        if seen is None:  # an event this seat does not see (another seat's KEEP)
+            continue
+        if seen[0] not in _EFFECT_EVENTS or (seen[0] == "draw" and seen[3] not in _ITEM_DRAWS):
             break
-        effect.append(e)
+        effect.append(seen)
     item = events[at][2]
     return {"seat": owner, "item": ITEM_NAMES[item], "effect": ITEM_EFFECTS[item],
             "events": events_text(effect, names, seat)}
@@ -178,7 +185,7 @@ def table_data(
         "drawn_card": CODES[drawn] if drawn >= 0 else None,
         "game_over": over,
         "winner": game.winner if over else None,
-        "item": _last_item(game.events_for(seat), view.last_item, names, seat),
+        "item": _last_item(game, view.last_item, names, seat),
         "last": last,
     }
 
@@ -198,7 +205,7 @@ def public_table_data(game: Game, names: Sequence[str] | None = None,
     n = game.num_players
     item = game.view(0).last_item
     t.update(viewer=None, hands=[None] * n, drawn_card=None,
-             item=_last_item(game.events_for(PUBLIC), item, t["names"], PUBLIC))
+             item=_last_item(game, item, t["names"], PUBLIC))
     return t
 
 
