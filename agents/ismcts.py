@@ -139,6 +139,19 @@ class _CoreNode:
                               for a, i in self._tree.children(self._index)}
         return self._children
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Copied or pickled (an agent holding its last tree) as the :class:`_Node` tree."""
+        return _python_node, (self.visits, self.avail, self.total, self.squares, self.player,
+                              self.children)
+
+
+def _python_node(visits: int, avail: int, total: float, squares: float, player: int,
+                 children: dict[int, _Node]) -> _Node:
+    node = _Node(player)
+    node.visits, node.avail, node.total, node.squares = visits, avail, total, squares
+    node.children = children
+    return node
+
 
 #: A search tree's node, grown in Python or on the core.
 TreeNode = _Node | _CoreNode

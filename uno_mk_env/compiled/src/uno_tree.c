@@ -35,19 +35,26 @@ static int play(uno_game *g, int a) {
     return rc == -1 ? ERR_ILLEGAL : rc < 0 ? ERR_MEMORY : 0;
 }
 
-static int64_t bytes_used(const uno_tree *t, int64_t nodes, int64_t deals) {
+static int64_t bytes_used(int64_t nodes, int64_t deals) {
     return nodes * (int64_t)sizeof(uno_node) + deals * (int64_t)(sizeof(uno_game) + 8);
+}
+
+/* the next capacity of an array of `unit` bytes a slot now holding `cap` (`first` when empty),
+ * doubled or as far as max_bytes allows beside `others` bytes; 0 when it cannot grow */
+static int64_t grown(const uno_tree *t, int64_t cap, int64_t first, int64_t unit,
+                     int64_t others) {
+    int64_t room = (t->p.max_bytes - others) / unit;
+    int64_t want = cap ? 2 * cap : first;
+    if (want > room) want = room;
+    return want > cap && want <= INT32_MAX ? want : 0;
 }
 
 /* a new child of `parent` for `action`, chosen by `player`: its index, or FULL / ERR_MEMORY */
 static int32_t new_node(uno_tree *t, int32_t parent, int action, int player) {
     if (t->nnodes == t->cap) {
-        int64_t cap = t->cap ? 2 * t->cap : 1024;
-        if (bytes_used(t, cap, t->deals_cap) > t->p.max_bytes) {
-            cap = t->cap + (t->p.max_bytes - bytes_used(t, t->cap, t->deals_cap))
-                  / (int64_t)sizeof(uno_node);
-            if (cap <= t->cap || cap > INT32_MAX) return FULL;
-        }
+        int64_t cap = grown(t, t->cap, 256, (int64_t)sizeof(uno_node),
+                            bytes_used(0, t->deals_cap));
+        if (!cap) return FULL;
         uno_node *nodes = (uno_node *)realloc(t->nodes, (size_t)cap * sizeof(uno_node));
         if (!nodes) return ERR_MEMORY;
         t->nodes = nodes;
@@ -239,8 +246,9 @@ static int32_t crn_root(uno_tree *t, bitgen_t *rng) {
     int64_t m = t->nodes[child].visits;
     if (m == t->ndeals) {
         if (t->ndeals == t->deals_cap) {
-            int64_t cap = t->deals_cap ? 2 * t->deals_cap : 64;
-            if (bytes_used(t, t->cap, cap) > t->p.max_bytes) return FULL;
+            int64_t cap = grown(t, t->deals_cap, 4, (int64_t)(sizeof(uno_game) + 8),
+                                bytes_used(t->cap, 0));
+            if (!cap) return FULL;
             uno_game *deals = (uno_game *)realloc(t->deals, (size_t)cap * sizeof(uno_game));
             if (!deals) return ERR_MEMORY;
             t->deals = deals;
