@@ -549,10 +549,9 @@ _REFERENCE_DEAL = ISMCTSAgent._deal
 
 
 def _carrier(view: PlayerView) -> Any:
-    """A compiled game carrying ``view``'s public state (one ``from_view`` sample), which the
-    core determinizes from, reading only what the searching seat sees."""
-    return core().CompiledGame.from_game(  # type: ignore[union-attr]
-        Game.from_view(view, np.random.default_rng(0), validate=False))
+    """A compiled game carrying ``view``'s public state and the seat's hand (the core's
+    ``view_carrier``), which the core determinizes from."""
+    return core().view_carrier(view)  # type: ignore[union-attr]
 
 
 def _beliefs(voids: list[list[float]]) -> np.ndarray | None:

@@ -206,3 +206,8 @@ def test_search_random_draws_as_python_random(seed: int) -> None:
         assert compiled.getrandbits(63) == python.getrandbits(63)
         assert compiled.getrandbits(i % 33) == python.getrandbits(i % 33)
 
+
+
+def test_the_view_carrier_takes_a_view_only() -> None:
+    with pytest.raises(TypeError, match="view must be a PlayerView, got dict"):
+        core.view_carrier({})

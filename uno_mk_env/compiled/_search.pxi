@@ -228,3 +228,55 @@ cdef class TreeSearch:
             out.append((self.t.nodes[c].action, c))
             c = self.t.nodes[c].next
         return out
+
+
+def view_carrier(view):
+    """What :meth:`CompiledGame.determinize` reads for ``view.seat``, straight from ``view`` (a
+    :class:`PlayerView` just made by ``Game.view``, not re-validated): the public state and the
+    seat's own hand, the other hands empty and no draw pile. Determinized from, it gives the
+    games a compiled copy of ``Game.from_view(view, ...)`` gives (the search's carrier); it is
+    not a game to play."""
+    if not isinstance(view, ref.PlayerView):
+        raise TypeError(f"view must be a PlayerView, got {type(view).__name__}")
+    cdef CompiledGame c = CompiledGame.__new__(CompiledGame)
+    c._setup(view.rules, "off")
+    cdef uno_game *g = &c.g
+    cdef int n = g.n, seat = view.seat, s, k, col
+    hand, counts, evidence = view.hand, view.discard_counts, view.void_evidence
+    for k in range(UNO_NUM_KINDS):
+        g.hands[seat][k] = hand[k]
+        g.discard_counts[k] = counts[k]
+    for s in range(n):
+        g.sizes[s] = view.hand_sizes[s]
+        g.scores[s] = view.scores[s]
+        g.uno_called[s] = view.uno_called[s]
+        for col in range(4):
+            g.void_evidence[s][col] = evidence[4 * s + col]
+    g.discard[0] = view.top_card
+    g.ndiscard = 1
+    g.colour = view.active_colour
+    g.current_player = view.current_player
+    g.direction = view.direction
+    g.phase = view.phase
+    g.dealer = view.dealer
+    g.round = view.round
+    g.drawn = view.drawn_card if view.current_player == seat else -1
+    g.uno_miss = view.uno_pending
+    g.w4_player = view.w4_player
+    g.w4_prev_colour = view.w4_prev_colour
+    g.w4_illegal = max(view.w4_illegal, 0)
+    g.w4_hand_size = view.w4_hand_size
+    g.colour_context = view.colour_context
+    if view.revealed_hand is not None:
+        g.nreveals = 1
+        g.reveal_player[0] = view.revealed_by
+        g.reveal_to[0] = seat
+        shown = view.revealed_hand
+        for k in range(UNO_NUM_KINDS):
+            g.reveal_hand[0][k] = shown[k]
+    g.last_item = view.last_item
+    g.idle_turns = view.idle_turns
+    g.turn_player = view.turn_player
+    g.previous_turn_player = view.previous_turn_player
+    g.game_over = view.phase == PH_GAME_OVER
+    return c
