@@ -10,7 +10,8 @@ a compiled search spends its time (cProfile, top functions by own time).
 ``--callgrind``: instructions an iteration, counted by valgrind's callgrind (stable on a shared
 machine): a run that builds the positions and searches each with ``--iterations`` iterations,
 less a run that builds them only, divided by the iterations (so the searches' set-up, one a
-position, is included).
+position, is included; both runs first search once for one iteration, so that one-time costs,
+the core's import among them, cancel).
 
     PYTHONPATH=. python benchmarks/compiled_ismcts.py [--players 2 4] [--iterations 200] \
         [--other /tmp/uno-0.9.0] [--callgrind]
@@ -84,9 +85,11 @@ def child(args: argparse.Namespace) -> None:
         best = max(iterations_per_second(args.engine, spots, args.iterations)
                    for _ in range(args.repeats))
         print(json.dumps(best))
-    elif args.child == "search":  # under callgrind; "build": the positions only
+    else:  # under callgrind: "search", or "build" (the positions only)
         os.environ[ENGINE_VARIABLE] = args.engine
-        search_all(spots, args.iterations)
+        search_all(spots[:1], 1)  # first-use costs (the core's import) in both runs
+        if args.child == "search":
+            search_all(spots, args.iterations)
 
 
 def _run_child(checkout: Path, mode: str, engine: str, n: int, args: argparse.Namespace,
