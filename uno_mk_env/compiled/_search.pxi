@@ -1,4 +1,5 @@
-# The search's core API: CPython's Mersenne Twister in C (SearchRandom) and random play.
+# The search's core API: CPython's Mersenne Twister in C (SearchRandom), random play, and the
+# IS-MCTS search run whole on the core (TreeSearch, src/uno_tree.c; its carrier, view_carrier).
 # Included by _core.pyx (one extension module, split by idea: Cython include); the
 # declarations and helpers it uses are at the top of _core.pyx.
 
