@@ -19,8 +19,8 @@ from setuptools.command.build_ext import build_ext
 HERE = Path(__file__).resolve().parent
 CORE = Path("uno_mk_env", "compiled")
 SOURCES = ["uno_rng.c", "uno_core.c", "uno_encode.c", "uno_determinize.c", "uno_agents.c",
-           "uno_batch.c", "uno_search.c"]
-HEADERS = ["uno_core.h", "uno_agents.h", "uno_batch.h", "uno_search.h"]
+           "uno_batch.c", "uno_search.c", "uno_tree.c"]
+HEADERS = ["uno_core.h", "uno_agents.h", "uno_batch.h", "uno_search.h", "uno_tree.h"]
 
 
 def _required() -> bool:

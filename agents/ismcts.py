@@ -119,6 +119,44 @@ class _Node:
         self.player = player
 
 
+class _CoreNode:
+    """A node of a tree grown on the core (``TreeSearch``): :class:`_Node`'s fields, its
+    children read from the core's tree on first use."""
+
+    __slots__ = ("_tree", "_index", "_children", "visits", "avail", "total", "squares",
+                 "player")
+
+    def __init__(self, tree: Any, index: int) -> None:
+        self._tree = tree
+        self._index = index
+        self._children: dict[int, _CoreNode] | None = None
+        self.visits, self.avail, self.total, self.squares, self.player = tree.node(index)
+
+    @property
+    def children(self) -> dict[int, _CoreNode]:
+        if self._children is None:
+            self._children = {a: _CoreNode(self._tree, i)
+                              for a, i in self._tree.children(self._index)}
+        return self._children
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Copied or pickled (an agent holding its last tree) as the :class:`_Node` tree."""
+        return _python_node, (self.visits, self.avail, self.total, self.squares, self.player,
+                              self.children)
+
+
+def _python_node(visits: int, avail: int, total: float, squares: float, player: int,
+                 children: dict[int, _Node]) -> _Node:
+    node = _Node(player)
+    node.visits, node.avail, node.total, node.squares = visits, avail, total, squares
+    node.children = children
+    return node
+
+
+#: A search tree's node, grown in Python or on the core.
+TreeNode = _Node | _CoreNode
+
+
 def _ucb_choice(children: dict[int, _Node], actions: Sequence[int], c: float, prior: int,
                 bonus: float) -> int:
     """The action of ``actions`` whose child maximises UCB1 with availability counts,
@@ -164,20 +202,23 @@ class _Search:
     ``_deal`` (an ``oracle`` deals the true game) with the agent's generator; rollout randomness
     from ``master``, seeded from it. When the compiled core runs and ``_deal`` is the reference
     one, the determinizations are the core's (:func:`_compiled_dealer`: the same games, drawn
-    the same way), and so are the simulations played on them.
+    the same way), and so are the simulations played on them; with the fast rollout whole
+    iterations run on the core (``tree``: its ``TreeSearch``, the same tree policy).
     """
 
     __slots__ = ("deal", "leaf_rewards", "rng", "master", "view", "seat", "n", "prior", "root",
                  "root_legal", "voids", "c", "bonus", "depth_cap", "eps", "crn", "tested",
-                 "logit", "helper", "deals", "seeds", "core", "leaf")
+                 "logit", "helper", "deals", "seeds", "core", "leaf", "tree")
 
     def __init__(self, agent: ISMCTSAgent, view: PlayerView, prior: int) -> None:
         p = agent.params
         self.deal = agent._deal
         self.core = core() if (self.deal is _REFERENCE_DEAL and type(agent)._leaf_rewards
                                is ISMCTSAgent._leaf_rewards) else None
+        carrier = None
         if self.core is not None:
-            self.deal = _compiled_dealer(view)
+            carrier = _carrier(view)
+            self.deal = _compiled_dealer(view, carrier)
         self.leaf_rewards = agent._leaf_rewards
         self.rng = agent.rng
         self.master = self._random(int(self.rng.integers(2**63)))
@@ -201,6 +242,27 @@ class _Search:
         # the compiled simulation's cut-off model: logit weights, or the size model's exponent
         k = p.value_exponent if p.value_exponent is not None else (0.5 if self.n == 2 else 1.0)
         self.leaf = (LOGIT_WEIGHTS[2 if self.n == 2 else 4] if self.logit else None, k)
+        self.tree = None
+        if carrier is not None and self.helper is None:
+            self.tree = self.core.TreeSearch(  # type: ignore[union-attr]
+                carrier, self.seat, self.rng, self.master, self.root_legal, prior, self.c,
+                self.bonus, self.depth_cap, self.eps, self.crn, self.tested,
+                _beliefs(self.voids), *self.leaf)
+
+    def run(self, limit: int, deadline: float | None) -> tuple[TreeNode, int]:
+        """Runs iterations until ``limit`` or the ``deadline`` (``time.perf_counter``; at least
+        one iteration) and returns the root and the number of iterations."""
+        if self.tree is not None:
+            seconds = None if deadline is None else deadline - time.perf_counter()
+            it = self.tree.run(limit, seconds)
+            return _CoreNode(self.tree, 0), it
+        it = 0
+        while it < limit:
+            if deadline is not None and it and time.perf_counter() >= deadline:
+                break
+            it += 1
+            self.iterate(it)
+        return self.root, it
 
     def _random(self, seed: int) -> Any:
         """``random.Random(seed)``, or on the compiled core its ``SearchRandom`` (the same
@@ -360,7 +422,7 @@ class ISMCTSAgent(Agent):
         self.params = params
         self.prior = StrategicAgent(seed)  # the table memory (void beliefs) and default prior
         self._policy: Agent | None = None  # prior="ppo": the PPO agent, loaded on first use
-        self.last_root: _Node | None = None  # the latest search tree (tests, diagnostics)
+        self.last_root: TreeNode | None = None  # the latest search tree (tests, diagnostics)
         self.iterations = 0  # iterations of the latest search
 
     @property
@@ -423,7 +485,7 @@ class ISMCTSAgent(Agent):
         return self._policy.act(encode(view), mask_of(view.legal_actions), view)
 
     # ------------------------------------------------------------------------ search
-    def search(self, view: PlayerView, prior: int = -1) -> _Node:
+    def search(self, view: PlayerView, prior: int = -1) -> TreeNode:
         """Grows a tree from ``view`` (the searcher decides) and returns its root."""
         p = self.params
         run = _Search(self, view, prior)
@@ -431,15 +493,9 @@ class ISMCTSAgent(Agent):
         if p.milliseconds is not None:
             deadline = time.perf_counter() + p.milliseconds / 1000.0
         limit = p.simulations if deadline is None else 1 << 62
-        it = 0
-        while it < limit:
-            if deadline is not None and it and time.perf_counter() >= deadline:
-                break
-            it += 1
-            run.iterate(it)
-        self.iterations = it
-        self.last_root = run.root
-        return run.root
+        root, self.iterations = run.run(limit, deadline)
+        self.last_root = root
+        return root
 
     def _leaf_rewards(self, sizes: list[int]) -> list[float]:
         """Expected reward of every seat at the depth cap: ``P(seat wins)`` modelled as
@@ -492,14 +548,23 @@ class ISMCTSAgent(Agent):
 _REFERENCE_DEAL = ISMCTSAgent._deal
 
 
-def _compiled_dealer(view: PlayerView) -> Any:
+def _carrier(view: PlayerView) -> Any:
+    """A compiled game carrying ``view``'s public state and the seat's hand (the core's
+    ``view_carrier``), which the core determinizes from."""
+    return core().view_carrier(view)  # type: ignore[union-attr]
+
+
+def _beliefs(voids: list[list[float]]) -> np.ndarray | None:
+    """The void beliefs as the core takes them (``None``: none held)."""
+    believed = voids and any(any(row) for row in voids)
+    return np.array(voids, np.float64) if believed else None
+
+
+def _compiled_dealer(view: PlayerView, carrier: Any = None) -> Any:
     """:meth:`ISMCTSAgent._deal` for ``view`` on the compiled core: its
     ``CompiledGame.determinize`` (with the void condition) draws the same games from the same
-    generator as ``Game.from_view`` and the condition. It determinizes from a game carrying
-    ``view``'s public state (one ``from_view`` sample per search), reading only what the
-    searching seat sees."""
-    carrier = core().CompiledGame.from_game(  # type: ignore[union-attr]
-        Game.from_view(view, np.random.default_rng(0), validate=False))
+    generator as ``Game.from_view`` and the condition, from ``carrier`` (:func:`_carrier`)."""
+    carrier = _carrier(view) if carrier is None else carrier
     seat = view.seat
 
     conditioned: dict[int, Any] = {}  # the search's beliefs (one list), checked once
@@ -507,8 +572,7 @@ def _compiled_dealer(view: PlayerView) -> Any:
     def deal(view: PlayerView, rng: np.random.Generator, voids: list[list[float]]) -> Any:
         key = id(voids)
         if key not in conditioned:
-            believed = voids and any(any(row) for row in voids)
-            conditioned[key] = np.array(voids, np.float64) if believed else None
+            conditioned[key] = _beliefs(voids)
         return carrier.determinize(seat, rng, voids=conditioned[key])
 
     return deal

@@ -8,10 +8,13 @@ seat against ``N - 1`` copies of ``strategic``), so its win rate equals
 played in this process so that the search can be timed: **CPU milliseconds per searched move**
 (``time.process_time`` around each search; a decision with one legal action or an UNO call is
 answered without searching and is not counted) and wall-clock milliseconds. CPU time is what
-the budget costs; on a shared machine the wall clock also counts other processes' turns.
+the budget costs; on a shared machine the wall clock also counts other processes' turns. A
+budget ``Tms`` searches ``T`` ms of wall-clock time a move; its row's ``iterations`` is then the
+mean number of iterations a searched move ran (``UNO_MK_ENGINE`` chooses the engine).
 
     python -m benchmarks.ismcts_budget --players 2 --budgets 50 100 200 --games 1000 \
         --csv docs/images/ismcts_budget.csv                # appends rows
+    python -m benchmarks.ismcts_budget --players 2 --budgets 100ms --games 300   # a time budget
     python -m benchmarks.ismcts_budget --plot docs/images/ismcts_budget.csv   # the PNG beside it
 
 A benchmark, not a test: the figures depend on the machine.
@@ -37,7 +40,7 @@ class _Clock:
 
     def __init__(self) -> None:
         self.cpu = self.wall = 0.0
-        self.searches = 0
+        self.searches = self.iterations = 0
         self._search = ismcts.ISMCTSAgent.search
 
     def __enter__(self) -> _Clock:
@@ -52,6 +55,7 @@ class _Clock:
                 clock.cpu += time.process_time() - c
                 clock.wall += time.perf_counter() - w
                 clock.searches += 1
+                clock.iterations += agent.iterations
 
         ismcts.ISMCTSAgent.search = timed
         return self
@@ -60,7 +64,7 @@ class _Clock:
         ismcts.ISMCTSAgent.search = self._search
 
 
-def measure(players: int, budget: int, options: str, games: int, series: str,
+def measure(players: int, budget: str, options: str, games: int, series: str,
             opponent: str = "strategic") -> dict[str, object]:
     spec = f"ismcts:{budget}{options}"
     line = protocol.Line(players, opponent, games, protocol.SEEDS[players])
@@ -70,7 +74,8 @@ def measure(players: int, budget: int, options: str, games: int, series: str,
     w = m["win_rate"]
     n = max(clock.searches, 1)
     return {
-        "players": players, "series": series, "spec": spec, "iterations": budget,
+        "players": players, "series": series, "spec": spec,
+        "iterations": round(clock.iterations / n) if budget.endswith("ms") else int(budget),
         "games": m["games"], "win_rate": round(w["value"], 4), "ci_low": round(w["ci_low"], 4),
         "ci_high": round(w["ci_high"], 4), "cpu_ms_per_move": round(1000 * clock.cpu / n, 1),
         "wall_ms_per_move": round(1000 * clock.wall / n, 1), "searched_moves": clock.searches,
@@ -153,7 +158,8 @@ def plot(csv_path: Path) -> Path:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--players", type=int, nargs="+", default=[2])
-    parser.add_argument("--budgets", type=int, nargs="+", default=[50, 100, 200])
+    parser.add_argument("--budgets", nargs="+", default=["50", "100", "200"],
+                        help="iterations (N) or wall-clock milliseconds (Tms) a move")
     parser.add_argument("--games", type=int, nargs="+", default=[1000],
                         help="games per point: one value, or one per budget")
     parser.add_argument("--options", default="", help="spec options, e.g. ':prior=ppo'")
@@ -164,6 +170,11 @@ def main(argv: list[str] | None = None) -> None:
     if args.plot:
         print(plot(args.plot))
         return
+    for budget in args.budgets:  # a bad budget is named before any game is played
+        try:
+            ismcts.parse_spec(budget)
+        except ValueError as e:
+            parser.error(str(e))
     games = args.games * len(args.budgets) if len(args.games) == 1 else args.games
     if len(games) != len(args.budgets):
         parser.error("--games takes one value or one per budget")

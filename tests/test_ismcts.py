@@ -28,6 +28,7 @@ from uno_mk_env.agents.ismcts import (
     parse_spec,
 )
 from uno_mk_env.agents.ismcts_playout import logit_rewards
+from uno_mk_env.compiled import ENGINE_VARIABLE
 from uno_mk_env.engine.rules import MAX_PLAYERS, MIN_PLAYERS
 
 
@@ -281,7 +282,10 @@ def test_leaf_models_give_zero_sum_rewards_that_favour_the_smaller_hand(n: int) 
 
 # ---------------------------------------------------------------------------------- budgets
 def test_millisecond_budget_stops_at_its_deadline(monkeypatch) -> None:
-    """``ismcts:10ms`` runs until 10 ms of (here: simulated) wall-clock time have passed."""
+    """``ismcts:10ms`` runs until 10 ms of (here: simulated) wall-clock time have passed (the
+    Python search, which reads this clock: the core's keeps its own time,
+    ``tests/test_compiled_ismcts.py``)."""
+    monkeypatch.setenv(ENGINE_VARIABLE, "python")
     clock = [0.0]
 
     def fake_clock() -> float:
