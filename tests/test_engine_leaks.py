@@ -240,6 +240,6 @@ def test_r4_2_gymnasium_wrapper_render_info_and_truncation_are_the_same():
         assert kept.game.num_steps == 2 and unplayable.game.num_steps == 1  # the KEEP is made
         assert kept._learner.over == unplayable._learner.over == (cap == 1)
         assert kept.render() == unplayable.render()
-        a, b = kept._info(), unplayable._info()
+        a, b = kept._info(kept.game), unplayable._info(unplayable.game)
         assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
         assert np.array_equal(encode_view(kept.game.view(1)), encode_view(unplayable.game.view(1)))

@@ -201,7 +201,8 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         learner.deal((self._learner,))
         if self.render_mode == "human":
             self.render()
-        return encode(self.game.view(self.seat)), self._info()
+        game = self.game
+        return encode(game.view(self.seat)), self._info(game)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Plays the learner's ``action`` and the opponents up to its next decision.
@@ -212,14 +213,13 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
             ValueError: an integer outside ``Discrete(73)``; nothing is changed.
         """
         seat = self._learner
-        if not seat.dealt:
-            raise RuntimeError("reset() needs to be called before step()")
         if seat.over:
-            raise RuntimeError("the episode is over; call reset()")
+            raise RuntimeError("the episode is over; call reset()" if seat.dealt else
+                               "reset() needs to be called before step()")
         learner.step((seat,), (action_id(action),))
         game = seat.game
         observation = encode(game.view(seat.seat))
-        info = self._info()
+        info = self._info(game)
         if seat.illegal:
             info["illegal_action"] = True
             return observation, seat.reward, True, False, info
@@ -232,7 +232,7 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         """Bool mask of the learner's legal actions (all ``False`` once the episode is over)."""
         mask = np.zeros(A.NUM_ACTIONS, dtype=bool)
         seat = self._learner
-        if seat.dealt and not seat.over:
+        if not seat.over:  # also before the first reset
             mask[list(seat.game.legal_action_ids())] = True
         return mask
 
@@ -257,9 +257,9 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         self._screen.close()
 
     # ------------------------------------------------------------------ internals
-    def _info(self) -> dict[str, Any]:
+    def _info(self, game: Game) -> dict[str, Any]:
+        """The learner's info in ``game`` (the current episode's)."""
         seat = self._learner
-        game = seat.game
         if seat.over:
             mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
         else:

@@ -56,7 +56,8 @@ class LearnerSeat:
         game: The current episode's engine (hidden state included).
         seat: The learner's seat in the current episode.
         steps: Public decisions of every seat this episode (what ``max_steps`` caps).
-        over: The episode has ended (game over, step cap or illegal action).
+        over: No episode is in play: it has ended (game over, step cap or illegal action), or
+            none was dealt yet.
         illegal: It ended with an illegal action of the learner.
         reward: The learner's reward of the current step: its own action and the opponents'
             turns up to its next decision (the penalty after an illegal action).
@@ -92,7 +93,8 @@ class LearnerSeat:
         self._game: Game | None = None
         self.seat = 0
         self.steps = 0
-        self.over = self.illegal = False
+        self.over = True  # until the first deal
+        self.illegal = False
         self.reward = self.ret = 0.0
         self.length = 0
 
@@ -140,7 +142,8 @@ class LearnerSeat:
     def _act(self, action: int) -> bool:
         """The learner's ``action``: ``True`` when its opponents are to play next, ``False``
         when the episode ended (an illegal action: :attr:`illegal`, the penalty as reward)."""
-        game = self.game
+        game = self._game
+        assert game is not None  # dealt: the callers check over
         self.reward = 0.0
         history = self.history
         if history is not None:
@@ -180,14 +183,16 @@ class LearnerSeat:
         """Plays the opponents one by one until the learner decides, the episode ends or (when
         :attr:`batched`) an opponent's network is to decide: ``(agent, network)``, else
         ``None``."""
-        game = self.game
+        game = self._game
+        assert game is not None  # dealt
         me = self.seat
         n = self.rules.num_players
         opponents = self.opponents
+        batching = self.batched
         while not self.over and game.current_player != me:
             p = game.current_player
             policy = opponents[(p - me) % n - 1]
-            if self.batched:
+            if batching:
                 batched = getattr(policy, "batched_policy", None)  # BatchedAgent, duck-typed
                 net = None if batched is None else batched()
                 if net is not None:
@@ -218,7 +223,11 @@ def step(seats: Sequence[LearnerSeat], actions: Sequence[int]) -> None:
     """Plays each seat's learner action (an id 0-72; an illegal one ends the episode), then the
     opponents of those whose episode goes on, up to their learner's next decision; each seat's
     ``reward`` is then the step's, added to ``ret``, and ``length`` counts the decision."""
-    play_opponents([seat for seat, action in zip(seats, actions) if seat._act(action)])
+    moving = []
+    for seat, action in zip(seats, actions):
+        if seat._act(action):
+            moving.append(seat)
+    play_opponents(moving)
     for seat in seats:
         seat.ret += seat.reward
         seat.length += 1
@@ -229,18 +238,16 @@ def play_opponents(seats: Iterable[LearnerSeat]) -> None:
     end); each round of batched opponents is one forward pass per network."""
     pending = list(seats)
     while pending:
-        waiting: dict[int, list[tuple[LearnerSeat, Any]]] = {}
-        networks: dict[int, Any] = {}
+        waiting: dict[int, tuple[Any, list[tuple[LearnerSeat, Any]]]] = {}  # id(net): net, seats
         for seat in pending:
             due = seat._advance()
             if due is not None:
                 agent, net = due
-                networks[id(net)] = net
-                waiting.setdefault(id(net), []).append((seat, agent))
+                waiting.setdefault(id(net), (net, []))[1].append((seat, agent))
         pending = []
-        for key, group in waiting.items():
+        for net, group in waiting.values():
             views = [s.game.view(s.game.current_player) for s, _ in group]
-            logits = networks[key].logits(np.stack([encode(v) for v in views]))
+            logits = net.logits(np.stack([encode(v) for v in views]))
             for (seat, agent), view, row in zip(group, views, logits):
                 legal = view.legal_actions
                 action = agent.choose(row, action_mask(legal))
