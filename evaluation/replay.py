@@ -57,7 +57,6 @@ from uno_mk_env import Game, Rules
 from uno_mk_env import __version__ as ENV_VERSION
 from uno_mk_env import actions as A
 from uno_mk_env.agents.base import Agent, AgentError, build_agent
-from uno_mk_env.engine.cards import CODES, COLOUR_NAMES, NAMES
 from uno_mk_env.engine.observation import action_mask, encode
 from uno_mk_env.engine.phases import PHASE_NAMES
 from uno_mk_env.engine.seeding import derive_seed
@@ -70,6 +69,7 @@ from uno_mk_env.evaluation.replay_format import (
 )
 from uno_mk_env.files import atomic_write_text, no_space
 from uno_mk_env.render.table import last_decision_text, table_data
+from uno_mk_env.render.text import action_label
 
 __all__ = [
     "DEFAULT_MAX_STEPS", "action_label", "record_game", "record_games", "record_tournament_games",
@@ -77,24 +77,6 @@ __all__ = [
 ]
 
 DEFAULT_MAX_STEPS = 5000  #: as the tournament: decisions per round before the game is stopped
-
-
-def action_label(action: int, seat: int, names: Sequence[str]) -> str:
-    """What ``action`` of ``seat`` means, in a few words (``"play R7 (Red 7)"``,
-    ``"Green Shell at P2 greedy"``)."""
-    if action < A.DRAW:
-        return f"play {CODES[action]} ({NAMES[action]})"
-    if action == A.DRAW:
-        return "draw a card"
-    if action == A.KEEP:
-        return "keep the drawn card"
-    if A.COLOUR_BASE <= action < A.TARGET_BASE:
-        return f"name {COLOUR_NAMES[action - A.COLOUR_BASE]}"
-    if A.TARGET_BASE <= action < A.CHALLENGE:
-        k = action - A.TARGET_BASE + 1
-        return f"Green Shell at {names[(seat + k) % len(names)]} (+{k})"
-    return {A.CHALLENGE: "challenge the Wild Draw Four", A.ACCEPT: "accept: draw 4",
-            A.CALL_UNO: "call UNO", A.CATCH_UNO: "catch the missed UNO"}[action]
 
 
 def seat_names(labels: Sequence[str]) -> list[str]:

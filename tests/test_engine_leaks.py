@@ -220,6 +220,7 @@ def test_r4_2_gymnasium_wrapper_render_info_and_truncation_are_the_same():
     depend on whether seat 0's drawn card was playable."""
     from uno_mk_env.engine.observation import encode as encode_view
     from uno_mk_env.envs.gym_env import UnoMarioKartGymEnv
+    from uno_mk_env.envs.learner import play_opponents
 
     def draw_then_keep(observation, mask):
         return A.KEEP if mask[A.KEEP] else A.DRAW
@@ -228,16 +229,17 @@ def test_r4_2_gymnasium_wrapper_render_info_and_truncation_are_the_same():
         env = UnoMarioKartGymEnv(num_players=3, opponents=draw_then_keep, learner_seat=1,
                                  render_mode="ansi", render_seat="learner", max_steps=max_steps)
         env.reset(seed=0)
-        env._game, env._seat, env._steps, env._over = _r4_2_world(drawn), 1, 0, False
-        env._history.start(env._game)
-        env._play_opponents()
+        seat = env._learner
+        seat._game, seat.seat, seat.steps, seat.over = _r4_2_world(drawn), 1, 0, False
+        env._history.start(seat.game)
+        play_opponents([seat])
         return env
 
     for cap in (1, 2):
         kept, unplayable = world("R7", cap), world("B7", cap)
         assert kept.game.num_steps == 2 and unplayable.game.num_steps == 1  # the KEEP is made
-        assert kept._over == unplayable._over == (cap == 1)
+        assert kept._learner.over == unplayable._learner.over == (cap == 1)
         assert kept.render() == unplayable.render()
-        a, b = kept._info(), unplayable._info()
+        a, b = kept._info(kept.game), unplayable._info(unplayable.game)
         assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
         assert np.array_equal(encode_view(kept.game.view(1)), encode_view(unplayable.game.view(1)))

@@ -84,20 +84,14 @@ except ImportError as e:  # no env extra: one ImportError that names it
     raise missing_env_extra(e) from None
 
 from ..engine import actions as A
-from ..engine.game import Game, IllegalActionError
+from ..engine.game import Game
 from ..engine.observation import OBS_SIZE, action_mask, encode, observation_high
-from ..engine.rewards import round_rewards
 from ..engine.rules import Rules
 from ..errors import quote
 from ..render import text as R
-from .aec import (
-    DEFAULT_MAX_STEPS,
-    action_id,
-    check_env_options,
-    check_render_seat,
-    check_reward_value,
-)
-from .agent import AgentError, agent_action
+from . import learner
+from .aec import DEFAULT_MAX_STEPS, action_id, check_env_options, check_render_seat
+from .learner import LearnerSeat, Policy, ask_opponent
 from .screen import RENDER_MODES, Screen
 
 __all__ = ["MAX_SEED", "UnoMarioKartGymEnv", "ask_opponent", "check_seed"]
@@ -106,11 +100,11 @@ __all__ = ["MAX_SEED", "UnoMarioKartGymEnv", "ask_opponent", "check_seed"]
 #: integer), with a bound, and without its accident of taking ``True`` as seed 1.
 MAX_SEED = 2**64
 
-Policy = Any  # an agent with .act(observation, action_mask, view) or a callable (obs, mask)
-
 
 class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
-    """One learning seat against ``opponents``; see the module docstring for the full spec."""
+    """One learning seat against ``opponents``; see the module docstring for the full spec.
+    The episode runs on a :class:`~uno_mk_env.envs.learner.LearnerSeat`, as each table of the
+    vector env does."""
 
     metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": 2}
 
@@ -130,17 +124,10 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         n = self.rules.num_players
         check_env_options(reward, max_steps, render_mode)
         check_render_seat(render_seat, n, extra=("learner",))
-        if learner_seat is not None and (
-            not isinstance(learner_seat, int) or isinstance(learner_seat, bool)
-            or not 0 <= learner_seat < n
-        ):
-            raise ValueError(f"learner_seat must be None or a seat 0-{n - 1}, got {learner_seat!r}")
-        self.opponents = self._parse_opponents(opponents, n)
-        self.learner_seat = learner_seat
-        self.reward_mode = reward
-        self.illegal_action_penalty = check_reward_value(
-            "illegal_action_penalty", illegal_action_penalty)
-        self.max_steps = max_steps
+        self._history = R.RecentDecisions()
+        self._learner = LearnerSeat(
+            self.rules, opponents, learner_seat, reward, illegal_action_penalty, max_steps,
+            history=None if render_mode is None else self._history)
         self.render_mode = render_mode
         self.render_seat = render_seat
         self._screen = Screen(render_mode, self.metadata["render_fps"], "UnoMarioKartGymEnv")
@@ -149,46 +136,53 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         )
         self.action_space = gymnasium.spaces.Discrete(A.NUM_ACTIONS)
         self._names = [f"player_{i}" for i in range(n)]
-        self._game: Game | None = None
-        self._seat = 0
-        self._steps = 0
-        self._over = False
-        self._history = R.RecentDecisions()
-
-    @staticmethod
-    def _parse_opponents(opponents: Any, n: int) -> list[Policy | None]:
-        if opponents is None or hasattr(opponents, "act") or callable(opponents):
-            return [opponents] * (n - 1)
-        if isinstance(opponents, Sequence) and not isinstance(opponents, str):
-            policies = list(opponents)
-            if len(policies) != n - 1:
-                raise ValueError(
-                    f"opponents must hold num_players - 1 = {n - 1} policies, got {len(policies)}"
-                )
-            for p in policies:
-                if p is not None and not hasattr(p, "act") and not callable(p):
-                    raise TypeError(
-                        "each opponent must be an agent with .act(observation, action_mask, view)"
-                        f" or a callable (observation, action_mask) -> action, got {p!r}"
-                    )
-            return policies
-        raise TypeError(
-            "opponents must be None, an agent, a callable or a sequence of them, "
-            f"got {type(opponents).__name__}"
-        )
 
     # ------------------------------------------------------------------ properties
     @property
     def game(self) -> Game:
         """The engine of the current episode (hidden state included)."""
-        if self._game is None:
-            raise RuntimeError("reset() needs to be called first")
-        return self._game
+        return self._learner.game
 
     @property
     def seat(self) -> int:
         """The learner's seat in the current episode."""
-        return self._seat
+        return self._learner.seat
+
+    @property
+    def _game(self) -> Game | None:
+        """The current episode's engine, or ``None`` before the first reset (the hidden-twin
+        tests swap in a twin game here, as at a vector env's table)."""
+        return self._learner._game
+
+    @_game.setter
+    def _game(self, game: Game | None) -> None:
+        self._learner._game = game
+
+    @property
+    def opponents(self) -> list[Policy | None]:
+        """The opponents' policies, ``[i]`` sitting ``i + 1`` seats clockwise from the learner
+        (``None``: uniformly random)."""
+        return self._learner.opponents
+
+    @property
+    def learner_seat(self) -> int | None:
+        """The fixed learner seat, or ``None`` (drawn each episode)."""
+        return self._learner.learner_seat
+
+    @property
+    def reward_mode(self) -> str:
+        """``"win"`` or ``"points"``."""
+        return self._learner.reward_mode
+
+    @property
+    def illegal_action_penalty(self) -> float:
+        """The reward of an illegal action."""
+        return self._learner.illegal_action_penalty
+
+    @property
+    def max_steps(self) -> int | None:
+        """The step cap (``None``: none)."""
+        return self._learner.max_steps
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(
@@ -201,26 +195,14 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
             ValueError: ``seed`` is not ``None`` nor an integer 0 <= seed < 2**64
                 (:func:`check_seed`); nothing is changed.
         """
-        super().reset(seed=check_seed(seed))
-        rng = self.np_random
-        agents = {id(p): p for p in self.opponents if p is not None and hasattr(p, "reset")}
-        for agent in agents.values():
-            agent.reset(None if seed is None else int(rng.integers(2**63)))
-        n = self.rules.num_players
-        while True:
-            self._seat = self.learner_seat if self.learner_seat is not None else int(
-                rng.integers(n)
-            )
-            self._game = Game(self.rules, seed=int(rng.integers(2**63)))
-            self._steps = 0
-            self._over = False
-            self._history.start(self._game)
-            self._play_opponents()
-            if not self._over:
-                break
+        seed = check_seed(seed)
+        super().reset(seed=seed)
+        self._learner.start(seed, self.np_random)
+        learner.deal((self._learner,))
         if self.render_mode == "human":
             self.render()
-        return encode(self._game.view(self._seat)), self._info()
+        game = self.game
+        return encode(game.view(self.seat)), self._info(game)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Plays the learner's ``action`` and the opponents up to its next decision.
@@ -230,38 +212,28 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
                 as in the AEC envs (:func:`uno_mk_env.envs.aec.action_id`); nothing is changed.
             ValueError: an integer outside ``Discrete(73)``; nothing is changed.
         """
-        game = self._game
-        if game is None:
-            raise RuntimeError("reset() needs to be called before step()")
-        if self._over:
-            raise RuntimeError("the episode is over; call reset()")
-        a = action_id(action)
-        if self.render_mode is not None:
-            self._history.before(game)
-        try:
-            game.step(a)
-        except IllegalActionError:
-            self._over = True
-            info = self._info()
+        seat = self._learner
+        if seat.over:
+            raise RuntimeError("the episode is over; call reset()" if seat.dealt else
+                               "reset() needs to be called before step()")
+        learner.step((seat,), (action_id(action),))
+        game = seat.game
+        observation = encode(game.view(seat.seat))
+        info = self._info(game)
+        if seat.illegal:
             info["illegal_action"] = True
-            return (encode(game.view(self._seat)), self.illegal_action_penalty, True, False,
-                    info)
-        if self.render_mode is not None:
-            self._history.after(a)
-        reward = self._after_step(a)
-        if not self._over:
-            reward += self._play_opponents()
+            return observation, seat.reward, True, False, info
         if self.render_mode == "human":
             self.render()
         terminated = game.game_over
-        truncated = self._over and not terminated
-        return encode(game.view(self._seat)), reward, terminated, truncated, self._info()
+        return observation, seat.reward, terminated, seat.over and not terminated, info
 
     def action_masks(self) -> np.ndarray:
         """Bool mask of the learner's legal actions (all ``False`` once the episode is over)."""
         mask = np.zeros(A.NUM_ACTIONS, dtype=bool)
-        if self._game is not None and not self._over:
-            mask[list(self._game.legal_action_ids())] = True
+        seat = self._learner
+        if not seat.over:  # also before the first reset
+            mask[list(seat.game.legal_action_ids())] = True
         return mask
 
     # gymnasium types Env.render with a TypeVar bound nowhere (RenderFrame): no concrete return
@@ -273,67 +245,30 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         if self.render_mode is None:
             self._screen.no_mode()
             return None
+        learner_seat = self._learner
         render_seat = self.render_seat  # a seat, None or "learner" (check_render_seat)
-        seat = self._seat if isinstance(render_seat, str) else render_seat
-        return self._screen.frame(self.game, self._seat if seat is None else seat, seat,
-                                  self._names, self._history, self._steps, self._over)
+        seat = learner_seat.seat if isinstance(render_seat, str) else render_seat
+        return self._screen.frame(self.game, learner_seat.seat if seat is None else seat, seat,
+                                  self._names, self._history, learner_seat.steps,
+                                  learner_seat.over)
 
     def close(self) -> None:
         """Closes the ``"human"`` window, if one is open."""
         self._screen.close()
 
     # ------------------------------------------------------------------ internals
-    def _info(self) -> dict[str, Any]:
-        game = self._game
-        assert game is not None  # reset() made it
-        if self._over:
+    def _info(self, game: Game) -> dict[str, Any]:
+        """The learner's info in ``game`` (the current episode's)."""
+        seat = self._learner
+        if seat.over:
             mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
         else:
             mask = action_mask(game.legal_action_ids())
-        info: dict[str, Any] = {"action_mask": mask, "learner_seat": self._seat}
+        info: dict[str, Any] = {"action_mask": mask, "learner_seat": seat.seat}
         if game.game_over:
             info["winner"] = game.winner
             info["scores"] = list(game.scores)
         return info
-
-    def _after_step(self, action: int) -> float:
-        """Bookkeeping after any seat's step: the learner's reward, episode end (``max_steps``
-        counts public decisions: not a ``KEEP``, as the AEC env)."""
-        game = self._game
-        assert game is not None  # reset() made it
-        self._steps += action != A.KEEP
-        reward = round_rewards(game, self.reward_mode)[self._seat] if game.round_over else 0.0
-        if game.game_over or game.at_step_cap(self.max_steps, self._steps):
-            self._over = True
-        return reward
-
-    def _play_opponents(self) -> float:
-        """Opponents decide until the learner does or the episode ends; their steps' reward for
-        the learner."""
-        game = self._game
-        assert game is not None  # reset() made it
-        me = self._seat
-        n = self.rules.num_players
-        history = self._history if self.render_mode is not None else None
-        total = 0.0
-        while not self._over and game.current_player != me:
-            p = game.current_player
-            action = self._opponent_action(game, p, self.opponents[(p - me) % n - 1])
-            if history is not None:
-                history.before(game)
-            game.step(action)
-            if history is not None:
-                history.after(action)
-            total += self._after_step(action)
-        return total
-
-    def _opponent_action(self, game: Game, seat: int, policy: Policy) -> int:
-        """The action of the opponent at ``seat``: uniform over the legal ones from the env's
-        generator when ``policy`` is ``None``, else :func:`ask_opponent`."""
-        legal = game.legal_action_ids()
-        if policy is None:
-            return legal[int(self.np_random.random() * len(legal))]
-        return ask_opponent(policy, game, seat, legal)
 
 
 def check_seed(seed: Any, name: str = "seed") -> int | None:
@@ -352,26 +287,3 @@ def check_seed(seed: Any, name: str = "seed") -> int | None:
     if not 0 <= seed < MAX_SEED:
         raise ValueError(f"{name} must be None or an int 0 <= seed < 2**64, got {quote(seed)}")
     return int(seed)
-
-
-def ask_opponent(policy: Any, game: Game, seat: int, legal: tuple[int, ...]) -> int:
-    """An opponent's decision, in the single env and the vector env alike: a plain callable
-    ``(observation, mask) -> action`` is given the seat's observation and mask, an agent is asked
-    through :func:`uno_mk_env.envs.agent.agent_action`.
-
-    Raises:
-        IllegalActionError: the opponent chose an illegal action (a bug in the opponent).
-    """
-
-    if getattr(policy, "act", None) is None:  # a plain callable (observation, mask)
-        action = policy(encode(game.view(seat)), action_mask(legal))
-        if action not in legal:
-            raise IllegalActionError(f"opponent {policy!r} at seat {seat} returned an "
-                                     f"illegal action {action!r} (legal: {list(legal)})")
-        return int(action)
-    try:
-        return agent_action(policy, game, f"opponent {policy!r}")
-    except AgentError as e:
-        if e.__cause__ is None:  # an illegal choice, not an exception of the opponent's
-            raise IllegalActionError(str(e)) from None
-        raise

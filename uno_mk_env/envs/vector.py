@@ -3,9 +3,10 @@
 :class:`UnoMarioKartVectorEnv`
     A Gymnasium ``VectorEnv``: one learning seat at each of ``num_envs`` tables, the other seats
     played by opponents inside :meth:`~UnoMarioKartVectorEnv.step`, exactly as
-    :class:`uno_mk_env.envs.gym_env.UnoMarioKartGymEnv` plays them: seed for seed, table ``i`` gives
-    the trajectory of a single wrapper env reset with ``seed + i`` (and stepped with the same
-    actions; the oracle test checks it). Opponents that are policies (:class:`BatchedAgent`:
+    :class:`uno_mk_env.envs.gym_env.UnoMarioKartGymEnv` plays them (each table runs on the
+    wrapper's own :class:`~uno_mk_env.envs.learner.LearnerSeat`): seed for seed, table ``i``
+    gives the trajectory of a single wrapper env reset with ``seed + i`` (and stepped with the
+    same actions; the oracle test checks it). Opponents that are policies (:class:`BatchedAgent`:
     self-play snapshots, ``.npz`` agents) are decided in one forward pass over every table
     waiting on the same network; rule-based opponents table by table.
 
@@ -107,11 +108,12 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from ..compiled import core
 from ..compiled.tables import compiled_opponents
 from ..engine import actions as A
-from ..engine.game import Game, IllegalActionError
-from ..engine.observation import OBS_SIZE, action_mask, encode, observation_high
+from ..engine.observation import OBS_SIZE, encode, observation_high
 from ..engine.rewards import episode_places
+from ..engine.rules import Rules
+from . import learner
 from .aec import DEFAULT_MAX_STEPS, check_env_options
-from .gym_env import UnoMarioKartGymEnv
+from .learner import LearnerSeat
 from .self_play import SelfPlayVectorEnv  # noqa: F401  (0.9.0's uno_mk_env.vector held both)
 from .vector_args import (
     MAX_ENVS,
@@ -127,7 +129,8 @@ __all__ = ["MAX_ENVS", "STATS_KEY", "BatchedAgent", "BatchedPolicy", "UnoMarioKa
            "check_actions", "check_num_envs"]
 
 NUM_ACTIONS = A.NUM_ACTIONS
-_KEEP = A.KEEP
+
+
 class BatchedPolicy(Protocol):
     """A network that decides for many tables at once."""
 
@@ -148,103 +151,6 @@ class BatchedAgent(Protocol):
 
     def choose(self, logits: np.ndarray, action_mask: np.ndarray) -> int:
         """The action for one row of logits ``(73,)`` and the ``int8`` mask."""
-
-
-class _Table(UnoMarioKartGymEnv):
-    """One table: a single wrapper env whose bookkeeping the vector env reuses (``_after_step``:
-    the learner's reward, the step count, the episode's end), so both count and cut episodes
-    alike; the vector env deals (:meth:`_Tables.deal`) and drives its opponents."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.ret = 0.0  # the episode's return so far
-        self.length = 0  # the learner's decisions so far
-        self.reward = 0.0  # the learner's reward of the current step
-        self.illegal = False
-
-
-class _Tables:
-    """The opponents' side of every table: dealing and batched opponent play. Each method
-    follows :class:`uno_mk_env.envs.gym_env.UnoMarioKartGymEnv` step for step (the same generator
-    draws in the same order), so a table reproduces a single env."""
-
-    def __init__(self, tables: list[_Table]) -> None:
-        self.tables = tables
-
-    def deal(self, indices: Sequence[int], seeds: Sequence[int | None]) -> None:
-        """New episodes at ``indices`` (``seeds``: reseed the table's generator, and then its
-        agents, as the single env's ``reset(seed=...)``), played up to the learner's first
-        decision; a deal that ends before it is replaced."""
-        for i, seed in zip(indices, seeds):
-            t = self.tables[i]
-            gymnasium.Env.reset(t, seed=seed)  # seeds np_random as the single env's reset
-            agents = {id(p): p for p in t.opponents if p is not None and hasattr(p, "reset")}
-            for agent in agents.values():
-                agent.reset(None if seed is None else int(t.np_random.integers(2**63)))
-        todo = list(indices)
-        while todo:
-            for i in todo:
-                t = self.tables[i]
-                rng = t.np_random
-                t._seat = t.learner_seat if t.learner_seat is not None else int(
-                    rng.integers(t.rules.num_players))
-                t._game = Game(t.rules, seed=int(rng.integers(2**63)))
-                t._steps = 0
-                t._over = t.illegal = False
-                t.ret = 0.0
-                t.length = 0
-            self.play_opponents(todo)
-            todo = [i for i in todo if self.tables[i]._over]
-
-    @staticmethod
-    def _advance(t: _Table) -> Any:
-        """Plays ``t``'s opponents one by one until the learner decides, the episode ends or a
-        batched opponent is to decide (returned, else ``None``); their reward goes to
-        ``t.reward``."""
-        game = t.game
-        me = t._seat
-        n = t.rules.num_players
-        while not t._over and game.current_player != me:
-            p = game.current_player
-            policy = t.opponents[(p - me) % n - 1]
-            batched = getattr(policy, "batched_policy", None)  # BatchedAgent, duck-typed
-            if batched is not None and batched() is not None:
-                return policy
-            action = t._opponent_action(game, p, policy)
-            game.step(action)
-            t.reward += t._after_step(action)
-        return None
-
-    def play_opponents(self, indices: Sequence[int]) -> None:
-        """Plays the opponents of the tables ``indices`` up to their learner's decisions (or
-        the episode's end); each round of batched opponents is one forward pass per network."""
-        pending = list(indices)
-        while pending:
-            waiting: dict[int, list[tuple[int, Any]]] = {}
-            networks: dict[int, Any] = {}
-            for i in pending:
-                agent = self._advance(self.tables[i])
-                if agent is not None:
-                    net = agent.batched_policy()
-                    networks[id(net)] = net
-                    waiting.setdefault(id(net), []).append((i, agent))
-            pending = []
-            for key, group in waiting.items():
-                games = [self.tables[i].game for i, _ in group]
-                views = [g.view(g.current_player) for g in games]
-                logits = networks[key].logits(np.stack([encode(v) for v in views]))
-                for (i, agent), game, view, row in zip(group, games, views, logits):
-                    legal = view.legal_actions
-                    action = agent.choose(row, action_mask(legal))
-                    if action not in legal:
-                        raise IllegalActionError(
-                            f"opponent {agent!r} at seat {view.seat} returned an illegal action "
-                            f"{action!r} (legal: {list(legal)})")
-                    action = int(action)
-                    game.step(action)
-                    t = self.tables[i]
-                    t.reward += t._after_step(action)
-                    pending.append(i)
 
 
 class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
@@ -276,14 +182,15 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
         self.learner_seat = learner_seat
         self.autoreset_mode = mode
         self.metadata = {**type(self).metadata, "autoreset_mode": mode}
-        # Each table is checked (learner_seat, the rule options...) as the single env checks.
-        tables = [_Table(num_players, None if opponents is None else opponents(i), learner_seat,
-                         reward, illegal_action_penalty, max_steps, **rule_options)
-                  for i in range(num_envs)]
-        self.illegal_action_penalty = tables[0].illegal_action_penalty
-        self._tables = _Tables(tables)
-        self.rules = tables[0].rules
-        spec = compiled_opponents([t.opponents for t in tables])
+        self.rules = Rules(num_players=num_players, **rule_options)
+        # Each table is checked (learner_seat, opponents...) as the single env checks; each is
+        # the single env's runner (learner.LearnerSeat), its network opponents batched.
+        self._seats = [LearnerSeat(self.rules, None if opponents is None else opponents(i),
+                                   learner_seat, reward, illegal_action_penalty, max_steps,
+                                   batched=True)
+                       for i in range(num_envs)]
+        self.illegal_action_penalty = self._seats[0].illegal_action_penalty
+        spec = compiled_opponents([t.opponents for t in self._seats])
         self.single_observation_space = gymnasium.spaces.Box(
             0.0, observation_high(self.rules), (OBS_SIZE,), np.float32)
         self.single_action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
@@ -308,9 +215,10 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
 
     # ------------------------------------------------------------------ accessors
     @property
-    def tables(self) -> list[_Table]:
-        """Each table, a single wrapper env (its ``game``, learner ``seat``, ``opponents``,
-        ``np_random``); step them only through this vector env. Python engine only.
+    def tables(self) -> list[LearnerSeat]:
+        """Each table's :class:`~uno_mk_env.envs.learner.LearnerSeat`, the runner of the single
+        wrapper env (its ``game``, learner ``seat``, ``opponents``, ``np_random``); step them
+        only through this vector env. Python engine only.
 
         Raises:
             RuntimeError: the tables run on the compiled core (``engine == "compiled"``).
@@ -318,14 +226,14 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
         if self._batch is not None:
             raise RuntimeError("the tables run on the compiled core: their single envs are not "
                                "used (UNO_MK_ENGINE=python runs them)")
-        return self._tables.tables
+        return self._seats
 
     def games(self) -> list[Any]:
         """The engine of each table's current episode (hidden state included): a
         :class:`~uno_mk_env.Game`, or a copy of the compiled core's game (the same interface)."""
         if self._batch is not None:
             return [self._batch.game(i) for i in range(self.num_envs)]
-        return [t.game for t in self._tables.tables]
+        return [t.game for t in self._seats]
 
     def action_masks(self) -> np.ndarray:
         """``(N, 73)`` bool masks of each learner's legal actions (a copy; all ``False`` for a
@@ -354,9 +262,7 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
         if self._batch is not None:
             self._batch.reset(seeds, chosen)
         else:
-            self._tables.deal(chosen, [seeds[i] for i in chosen])
-            for i in chosen:
-                self._observe(i)
+            self._deal(chosen, [seeds[i] for i in chosen])
         self._ended[chosen] = False
         self._started = True
         return self._obs.copy(), self._infos()
@@ -392,32 +298,17 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
         """:meth:`step` on the Python engine (the reference)."""
         mode = self.autoreset_mode
         dealing = np.flatnonzero(self._ended).tolist()  # NEXT_STEP: last step's ended tables
-        tables = self._tables.tables
+        seats = self._seats
         rewards = np.zeros(self.num_envs, np.float64)
         terminated = np.zeros(self.num_envs, bool)
         truncated = np.zeros(self.num_envs, bool)
         stepped = [i for i in range(self.num_envs) if not self._ended[i]]
-        playing = []
-        for i in stepped:
-            t, a = tables[i], acts[i]
-            t.reward = 0.0
-            try:
-                t.game.step(a)
-            except IllegalActionError:
-                t._over = t.illegal = True
-                t.reward = self.illegal_action_penalty
-                continue
-            t.reward += t._after_step(a)
-            if not t._over:
-                playing.append(i)
-        self._tables.play_opponents(playing)
+        learner.step([seats[i] for i in stepped], [acts[i] for i in stepped])
         ended = []
         for i in stepped:
-            t = tables[i]
+            t = seats[i]
             rewards[i] = t.reward
-            t.ret += t.reward
-            t.length += 1
-            if t._over:
+            if t.over:
                 terminated[i] = t.game.game_over or t.illegal
                 truncated[i] = not terminated[i]
                 ended.append(i)
@@ -425,19 +316,15 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
                 self._observe(i)
         outcome = self._outcome(ended) if ended else {}
         if dealing:
-            self._tables.deal(dealing, [None] * len(dealing))
-            for i in dealing:
-                self._observe(i)
+            self._deal(dealing, [None] * len(dealing))
             self._ended[dealing] = False
         if mode == AutoresetMode.SAME_STEP:
             if ended:
-                self._tables.deal(ended, [None] * len(ended))
-                for i in ended:
-                    self._observe(i)
+                self._deal(ended, [None] * len(ended))
         else:
             for i in ended:
-                t = tables[i]
-                self._obs[i] = encode(t.game.view(t._seat))
+                t = seats[i]
+                self._obs[i] = encode(t.game.view(t.seat))
                 self._masks[i] = False
             self._ended[ended] = True
         infos = self._infos()
@@ -472,9 +359,19 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
         return (self._obs.copy(), b.rewards.copy(), b.terminated.copy(), b.truncated.copy(),
                 infos)
 
+    def _deal(self, indices: list[int], seeds: Sequence[int | None]) -> None:
+        """New episodes at the tables ``indices`` (``seeds``: reseed each table's generator, as
+        the single env's ``reset(seed=...)``), up to their learner's first decision."""
+        seats = self._seats
+        for i, seed in zip(indices, seeds):
+            seats[i].start(seed)
+        learner.deal([seats[i] for i in indices])
+        for i in indices:
+            self._observe(i)
+
     def _observe(self, i: int) -> None:
-        t = self._tables.tables[i]
-        view = t.game.view(t._seat)
+        t = self._seats[i]
+        view = t.game.view(t.seat)
         self._obs[i] = encode(view)
         mask = self._masks[i]
         mask[:] = False
@@ -482,7 +379,7 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
 
     def _infos(self) -> dict[str, Any]:
         seats = (self._batch.seats.copy() if self._batch is not None
-                 else np.array([t._seat for t in self._tables.tables], np.int64))
+                 else np.array([t.seat for t in self._seats], np.int64))
         return {"action_mask": self._masks.astype(np.int8), "learner_seat": seats}
 
     def _outcome(self, ended: list[int]) -> dict[str, Any]:
@@ -494,17 +391,17 @@ class UnoMarioKartVectorEnv(VectorEnv):  # type: ignore[type-arg]
         stats = {"r": np.zeros(num, np.float64), "l": np.zeros(num, np.int64),
                  "place": np.zeros(num, np.int64)}
         for i in ended:
-            t = self._tables.tables[i]
+            t = self._seats[i]
             game = t.game
-            final_obs[i] = encode(game.view(t._seat))
+            final_obs[i] = encode(game.view(t.seat))
             winner = game.winner if game.game_over else None
             info["winner"][i] = -1 if winner is None else winner
             info["scores"][i] = game.scores
-            info["learner_seat"][i] = t._seat
+            info["learner_seat"][i] = t.seat
             info["illegal_action"][i] = t.illegal
             stats["r"][i] = t.ret
             stats["l"][i] = t.length
-            stats["place"][i] = episode_places(game)[t._seat]
+            stats["place"][i] = episode_places(game)[t.seat]
         return {"final_obs": final_obs, "final_info": info, STATS_KEY: stats}
 
     def _add_outcome(self, infos: dict[str, Any], ended: list[int],

@@ -5,6 +5,7 @@ from .text import (
     PHASE_WORDS,
     KnownCards,
     RecentDecisions,
+    action_label,
     action_text,
     event_text,
     events_text,
@@ -17,6 +18,7 @@ from .text import (
 )
 
 __all__ = [
-    "PHASE_WORDS", "KnownCards", "RecentDecisions", "action_text", "event_text", "events_text",
-    "known_cards", "known_text", "merge_lines", "offered_actions", "render_game", "render_table",
+    "PHASE_WORDS", "KnownCards", "RecentDecisions", "action_label", "action_text", "event_text",
+    "events_text", "known_cards", "known_text", "merge_lines", "offered_actions", "render_game",
+    "render_table",
 ]

@@ -21,8 +21,9 @@ from ..engine.phases import Phase
 from ..engine.view import PlayerView
 
 __all__ = [
-    "PHASE_WORDS", "KnownCards", "RecentDecisions", "action_text", "event_text", "events_text",
-    "known_cards", "known_text", "merge_lines", "offered_actions", "render_game", "render_table",
+    "PHASE_WORDS", "KnownCards", "RecentDecisions", "action_label", "action_text", "event_text",
+    "events_text", "known_cards", "known_text", "merge_lines", "offered_actions", "render_game",
+    "render_table",
 ]
 
 #: What the decider of each phase does, in words.
@@ -200,19 +201,41 @@ def offered_actions(view: PlayerView) -> tuple[int, ...]:
 
 def action_text(action: int, view: PlayerView, names: Sequence[str]) -> str:
     """What choosing ``action`` means, in words, for the seat of ``view`` (its decider)."""
+    return _action_words(action, view.seat, names, view)
+
+
+def action_label(action: int, seat: int, names: Sequence[str]) -> str:
+    """What ``action`` of ``seat`` means, in a few words and without a view (the lists of legal
+    actions in replays and at the browser table): ``"play R7 (Red 7)"``, ``"Green Shell at P2
+    greedy (+2)"``."""
+    return _action_words(action, seat, names, None)
+
+
+def _action_words(action: int, seat: int, names: Sequence[str], view: PlayerView | None) -> str:
+    """:func:`action_text` (with ``view``: what the decider sees adds the context) or
+    :func:`action_label` (``view`` ``None``)."""
     if action < A.DRAW:
+        if view is None:
+            return f"play {CODES[action]} ({NAMES[action]})"
         drawn = " (the card you drew)" if view.phase == Phase.PLAY_DRAWN else ""
         return f"play {NAMES[action]}{drawn}"
     if action == A.DRAW:
         return "draw a card"
     if action == A.KEEP:
-        return "keep the drawn card (your turn ends)"
+        return "keep the drawn card" + ("" if view is None else " (your turn ends)")
     if A.COLOUR_BASE <= action < A.TARGET_BASE:
         return f"name {COLOUR_NAMES[action - A.COLOUR_BASE]}"
     if A.TARGET_BASE <= action < A.CHALLENGE:
-        target = (view.seat + action - A.TARGET_BASE + 1) % view.num_players
+        k = action - A.TARGET_BASE + 1
+        target = (seat + k) % len(names)
+        if view is None:
+            return f"Green Shell at {names[target]} (+{k})"
         return (f"hit {names[target]} with the Green Shell "
                 f"({view.hand_sizes[target]} cards, draws 1)")
+    if view is None:
+        if action not in _BRIEF:
+            raise ValueError(f"no action {action!r}")
+        return _BRIEF[action]
     if action == A.CHALLENGE:
         return (f"challenge {names[view.w4_player]}'s Wild Draw Four "
                 "(illegal: they draw 4; legal: you draw 6)")
@@ -225,6 +248,11 @@ def action_text(action: int, view: PlayerView, names: Sequence[str]) -> str:
     if action == A.CATCH_UNO:
         return f"catch {names[view.uno_catchable]}'s missed UNO (they draw)"
     raise ValueError(f"no action {action!r}")
+
+
+#: :func:`action_label` of the actions whose full words name a seat the label cannot see.
+_BRIEF = {A.CHALLENGE: "challenge the Wild Draw Four", A.ACCEPT: "accept: draw 4",
+          A.CALL_UNO: "call UNO", A.CATCH_UNO: "catch the missed UNO"}
 
 
 def render_table(
