@@ -314,12 +314,10 @@ def test_train_defaults_to_the_fast_backend_and_its_agent_plays(tmp_path, monkey
 
 
 @pytest.mark.parametrize("argv,needle", [
-    (["--table-sizes", "2,4"], "--table-sizes: only the sb3 backend takes this option"),
+    (["--rule-presets", "strict"], "--rule-presets: only the sb3 backend takes this option"),
     (["--vf-arch=64", "--verbose", "1"], "--verbose, --vf-arch: only the sb3 backend"),
     (["--vec-env", "vector"], "--vec-env: only the sb3 backend"),
     (["--critic-state"], "--critic-state: only the sb3 backend"),
-    (["--reward", "place"], "--reward place: not supported by the vector env"),
-    (["--reward", "win_place"], "--reward win_place: not supported by the vector env"),
     (["--resume", "runs/x/checkpoints/a.zip"], "--resume: not supported by the fast backend"),
 ])
 def test_train_fast_refuses_what_only_sb3_does_in_one_line(argv, needle, tmp_path,

@@ -88,7 +88,7 @@ def test_init_policy_refusals(tmp_path: Path, change: dict, message: str) -> Non
 
 @pytest.mark.parametrize("change,message", [
     ({"resume": "x.zip"}, "--resume"),
-    ({"reward": "place"}, "--reward place"),
+    ({"reward": "bogus"}, "--reward"),
     ({"n_envs": 0}, "--n-envs"),
     ({"activation": "gelu"}, "--activation"),
 ])

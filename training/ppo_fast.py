@@ -96,11 +96,11 @@ from .curves import EVAL_COLUMNS
 from .divergence import NonFinite
 from .envs import Tables
 from .fast_run import Run, ship, shipped_files
+from .mixed_tables import check_training_tables
 from .outputs import new_run_dir, write_json
 from .progress import Budget, RateLines, process_start
 from .provenance import source_commit, versions
 from .rollouts import Layers, ProcessRollouts, TableRollouts
-from .vector_envs import check_vector_args
 
 __all__ = ["Args", "main", "train"]
 
@@ -121,6 +121,12 @@ class Args(PPOArgs):
     """The arguments of the fast backend (see the module docstring)."""
 
     exp_name: str = "ppo_fast"
+    table_sizes: str = ""
+    """player counts of the training tables, each with an optional weight, e.g.
+    "2,3,4,6,10" (empty: --num-players); table i keeps the size drawn for its index
+    (uno_mk_env.training.mixed_tables); the evaluations play --num-players"""
+    place_weight: float = 0.5
+    """with --reward win_place: the weight w of the place reward (as the sb3 backend's)"""
     opponents: str = "strategic"
     torch_threads: int = 2
     """torch intra-op threads of the update (the env workers wait while it runs, so 2 use both
@@ -219,9 +225,12 @@ def check_args(args: Args) -> None:
         TrainingError: naming the option, its value and what is allowed.
     """
     check(args, rewards=("win", "points", "place", "win_place"))
+    if args.reward != "win_place" and args.place_weight != Args.place_weight:
+        raise TrainingError(f"--place-weight {args.place_weight}: only --reward win_place uses "
+                            f"it (the reward is {args.reward!r})")
     if args.resume:
         raise TrainingError("--resume: not supported by the fast backend (use the sb3 backend)")
-    check_vector_args(Tables.of(args))
+    check_training_tables(Tables.of(args))
     if args.init_policy:
         initial_actor(args)
 

@@ -38,7 +38,7 @@ from uno_mk_env.errors import one_line
 
 from .args import TrainingError
 from .envs import Tables
-from .vector_envs import check_vector_args, make_vector_training_env
+from .mixed_tables import check_training_tables, make_training_tables
 
 __all__ = ["Batch", "Layers", "ProcessRollouts", "TableRollouts", "sample_actions"]
 
@@ -92,11 +92,11 @@ def sample_actions(logits: np.ndarray, masks: np.ndarray, uniforms: np.ndarray) 
 
 class TableRollouts:
     """Tables ``first … first + count - 1`` of the training tables ``tables``
-    (:func:`uno_mk_env.training.vector_envs.make_vector_training_env`) and the rollouts they
+    (:func:`uno_mk_env.training.mixed_tables.make_training_tables`) and the rollouts they
     play; ``league`` is their self-play league (``league.add(path, seed)``)."""
 
     def __init__(self, tables: Tables, count: int, first: int = 0) -> None:
-        self.venv, self.league = make_vector_training_env(tables, count, first)
+        self.venv, self.league = make_training_tables(tables, count, first)
         self.first = first
         self.rngs = [np.random.default_rng(derive_seed(tables.seed, Stream.ACTIONS, first + j))
                      for j in range(count)]
@@ -193,7 +193,7 @@ class ProcessRollouts:
     quietly when the learner closes them or dies."""
 
     def __init__(self, tables: Tables, num_envs: int, workers: int) -> None:
-        check_vector_args(tables)
+        check_training_tables(tables)
         ctx = multiprocessing.get_context("spawn")
         bounds = np.linspace(0, num_envs, workers + 1).astype(int)
         self._offsets = [int(a) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]

@@ -16,6 +16,7 @@ forward pass.
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -85,12 +86,15 @@ def check_vector_args(args: Tables) -> None:
                             "state); use the sb3 backend")
 
 
-def make_vector_training_env(args: Tables, num_envs: int, first: int = 0
+def make_vector_training_env(args: Tables, num_envs: int, first: int = 0,
+                             indices: Sequence[int] | None = None
                              ) -> tuple[UnoMarioKartVectorEnv, VectorLeague]:
     """``num_envs`` training tables of ``args`` and their league. Table ``i``'s seat ``s``
     pool is seeded ``derive_seed(seed, first + i, s)``
     (the pools of env rank ``i`` in the sb3 backend; ``first``: the index of the first table
-    when the tables are split over processes).
+    when the tables are split over processes), or ``derive_seed(seed, indices[i], s)`` when
+    the tables' indices are given (the tables of one size in a mix of table sizes,
+    :mod:`uno_mk_env.training.mixed_tables`).
 
     Raises:
         TrainingError: see :func:`check_vector_args`.
@@ -102,8 +106,9 @@ def make_vector_training_env(args: Tables, num_envs: int, first: int = 0
     n = args.num_players
 
     def pools(i: int) -> list[BatchedOpponentPool]:
+        index = first + i if indices is None else indices[i]
         return [BatchedOpponentPool(opponents, weights, args.self_play_prob, league.tables[i],
-                                    derive_seed(args.seed, first + i, seat))
+                                    derive_seed(args.seed, index, seat))
                 for seat in range(n - 1)]
 
     venv = UnoMarioKartVectorEnv(num_envs, n, opponents=pools, reward=args.reward,
