@@ -216,7 +216,7 @@ class UnoMarioKartGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         if seat.over:
             raise RuntimeError("the episode is over; call reset()" if seat.dealt else
                                "reset() needs to be called before step()")
-        learner.step((seat,), (action_id(action),))
+        seat.step_alone(action_id(action))
         game = seat.game
         observation = encode(game.view(seat.seat))
         info = self._info(game)

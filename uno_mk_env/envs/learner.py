@@ -179,6 +179,18 @@ class LearnerSeat:
         if game.game_over or game.at_step_cap(self.max_steps, self.steps):
             self.over = True
 
+    def step_alone(self, action: int) -> None:
+        """:func:`step` for this one seat when it is not :attr:`batched` (the Gymnasium
+        wrapper's): the same calls, without the lists that batching needs."""
+        if self._act(action):
+            self._advance()  # not batched: plays every opponent up to the learner
+        self._close_step()
+
+    def _close_step(self) -> None:
+        """The learner's decision is done: its reward joins the return, the length counts it."""
+        self.ret += self.reward
+        self.length += 1
+
     def _advance(self) -> tuple[Any, Any] | None:
         """Plays the opponents one by one until the learner decides, the episode ends or (when
         :attr:`batched`) an opponent's network is to decide: ``(agent, network)``, else
@@ -229,8 +241,7 @@ def step(seats: Sequence[LearnerSeat], actions: Sequence[int]) -> None:
             moving.append(seat)
     play_opponents(moving)
     for seat in seats:
-        seat.ret += seat.reward
-        seat.length += 1
+        seat._close_step()
 
 
 def play_opponents(seats: Iterable[LearnerSeat]) -> None:
