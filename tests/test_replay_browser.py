@@ -59,28 +59,35 @@ def _unavailable(reason: str) -> None:
     pytest.skip(message)
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
+def chromium(folder: Path, logs: tuple[str, ...] = ("browser",)):
+    """Debian's headless Chromium under Selenium (skipped or failed as :func:`_unavailable`
+    says when it is missing), with a fresh profile in ``folder`` and the ``logs`` kept
+    (``"performance"``: the DevTools network log); a generator: quit after its one ``yield``."""
     try:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
     except ImportError:
         _unavailable("the selenium package")
-    chromium, driver_path = _find(CHROMIUM), _find(CHROMEDRIVER)
-    if chromium is None or driver_path is None:
+    binary, driver_path = _find(CHROMIUM), _find(CHROMEDRIVER)
+    if binary is None or driver_path is None:
         _unavailable("Debian's chromium and chromium-driver")
     options = webdriver.ChromeOptions()
-    options.binary_location = chromium
+    options.binary_location = binary
     for flag in FLAGS:
         options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    options.add_argument(f"--user-data-dir={folder}")
+    options.set_capability("goog:loggingPrefs", dict.fromkeys(logs, "ALL"))
     driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
     driver.set_page_load_timeout(30)
     try:
         yield driver
     finally:
         driver.quit()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    yield from chromium(tmp_path_factory.mktemp("chromium-profile"))
 
 
 @pytest.fixture(scope="module")

@@ -10,12 +10,14 @@ chromium-driver and selenium; it fails without them under CI or UNO_MK_REQUIRE_B
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -51,15 +53,14 @@ def _kind(action: int) -> str:
             A.CATCH_UNO: "catch"}[action]
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    """The app under uvicorn on a free loopback port; yields (server, base address)."""
+@contextlib.contextmanager
+def serving(server: Server) -> Iterator[tuple[Server, str]]:
+    """``server``'s app under uvicorn on a free loopback port: ``(server, base address)``."""
     import uvicorn
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = Server()
     config = uvicorn.Config(create_app(server), host="127.0.0.1", port=port, log_level="warning",
                             ws_max_size=4096, ws="websockets-sansio")
     web = uvicorn.Server(config)
@@ -74,6 +75,13 @@ def served(tmp_path_factory):
     finally:
         web.should_exit = True
         thread.join(20)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """The app under uvicorn on a free loopback port; yields (server, base address)."""
+    with serving(Server()) as address:
+        yield address
 
 
 def _shots() -> Path | None:

@@ -19,20 +19,19 @@ from __future__ import annotations
 import json
 import random
 import re
-import socket
-import threading
 import time
 from typing import Any
 
 import pytest
 
 from tests import test_replay_browser as rb
+from tests.test_serve_browser import serving
 from tests.test_serve_hidden import CARD
 from uno_mk_env import Rules
 
 pytest.importorskip("uvicorn")
 
-from uno_mk_env.serve.app import Server, create_app  # noqa: E402
+from uno_mk_env.serve.app import Server  # noqa: E402
 from uno_mk_env.serve.table import TableConfig  # noqa: E402
 from uno_mk_env.serve.twins import twin_of  # noqa: E402
 
@@ -77,52 +76,15 @@ def _keys(value: Any) -> list[tuple[str, Any]]:
 @pytest.fixture(scope="module")
 def network_browser(tmp_path_factory):
     """The replay test's Chromium, with its DevTools network log kept (``performance``)."""
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        rb._unavailable("the selenium package")
-    chromium, driver_path = rb._find(rb.CHROMIUM), rb._find(rb.CHROMEDRIVER)
-    if chromium is None or driver_path is None:
-        rb._unavailable("Debian's chromium and chromium-driver")
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in rb.FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-net')}")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
-    driver.set_page_load_timeout(30)
-    try:
-        yield driver
-    finally:
-        driver.quit()
+    yield from rb.chromium(tmp_path_factory.mktemp("chromium-net"), ("browser", "performance"))
 
 
 @pytest.fixture(scope="module")
 def served():
     """The app under uvicorn on a free loopback port; no frame is ever dropped for a slow
     page (the two worlds' frames are compared one by one)."""
-    import uvicorn
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = Server(max_queued=100_000)
-    config = uvicorn.Config(create_app(server), host="127.0.0.1", port=port, log_level="warning",
-                            ws_max_size=4096, ws="websockets-sansio")
-    web = uvicorn.Server(config)
-    thread = threading.Thread(target=web.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not web.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    try:
-        yield server, f"http://127.0.0.1:{port}"
-    finally:
-        web.should_exit = True
-        thread.join(20)
+    with serving(Server(max_queued=100_000)) as address:
+        yield address
 
 
 def _network(driver) -> list[dict[str, Any]]:
