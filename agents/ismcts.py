@@ -77,7 +77,7 @@ from uno_mk_env.engine.observation import encode
 from uno_mk_env.engine.phases import Phase
 from uno_mk_env.engine.rewards import expected_win_rewards, win_reward
 
-from .base import Agent, register
+from .base import Agent, AgentSpecError, register
 from .ismcts_params import (
     DEFAULT_SIMULATIONS,
     PPO_PRIORS,
@@ -422,6 +422,8 @@ class ISMCTSAgent(Agent):
         self.params = params
         self.prior = StrategicAgent(seed)  # the table memory (void beliefs) and default prior
         self._policy: Agent | None = None  # prior="ppo": the PPO agent, loaded on first use
+        if params.policy:  # a policy named in the spec is read now: a bad one fails here
+            self._policy = _prior_policy(params.policy)
         self.last_root: TreeNode | None = None  # the latest search tree (tests, diagnostics)
         self.iterations = 0  # iterations of the latest search
 
@@ -481,7 +483,7 @@ class ISMCTSAgent(Agent):
             except LookupError as e:
                 raise FileNotFoundError(f"ismcts prior=ppo needs the shipped policy: {e}"
                                         ) from None
-            self._policy = PPOAgent(path, seed=0)
+            self._policy = _prior_policy(str(path))
         return self._policy.act(encode(view), mask_of(view.legal_actions), view)
 
     # ------------------------------------------------------------------------ search
@@ -546,6 +548,18 @@ class ISMCTSAgent(Agent):
 
 
 _REFERENCE_DEAL = ISMCTSAgent._deal
+
+
+def _prior_policy(policy: str) -> PPOAgent:
+    """The PPO prior ``policy`` (a shipped name or a path, as ``ppo:`` takes it), deterministic.
+
+    Raises:
+        AgentSpecError: it cannot be read, naming it.
+    """
+    try:
+        return PPOAgent(policy, seed=0)
+    except (OSError, ValueError, LookupError) as e:
+        raise AgentSpecError(f"agent 'ismcts': policy={policy[:80]!r}: {e}") from None
 
 
 def _carrier(view: PlayerView) -> Any:

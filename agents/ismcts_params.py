@@ -11,8 +11,8 @@ from typing import Any
 from .base import AgentSpecError
 
 __all__ = [
-    "CHOICES", "DEFAULT_SIMULATIONS", "PPO_PRIORS", "SPEC_LIMITS", "SPEC_OPTIONS", "SearchParams",
-    "parse_spec",
+    "CHOICES", "DEFAULT_SIMULATIONS", "MAX_POLICY_CHARS", "PPO_PRIORS", "SPEC_LIMITS",
+    "SPEC_OPTIONS", "SearchParams", "parse_spec",
 ]
 
 #: Iterations per decision of the plain ``ismcts`` spec.
@@ -36,6 +36,9 @@ class SearchParams:
             shipped PPO policy for the table size, :data:`PPO_PRIORS`: ``ppo_2p`` at two
             players, ``ppo_4p``, trained at four, at three to ten; package data,
             :mod:`uno_mk_env.agents.shipped`) [prior].
+        policy: the policy of ``prior="ppo"`` instead of :data:`PPO_PRIORS`: a shipped policy's
+            name or a policy file's path, as ``ppo:NAME|PATH`` takes it (in a spec, a path
+            without ``:``); needs ``prior="ppo"`` [policy].
         significance: ``z`` of the test that lets the search overrule the prior: the most
             visited root action is played instead of the prior's only if its mean exceeds the
             prior's by more than ``z`` standard errors of the difference (the prior then gets at
@@ -68,10 +71,13 @@ class SearchParams:
     rollout: str = "fast"
     crn: bool = False
     prior: str = "strategic"
+    policy: str = ""
     significance: float = 0.0
     value: str = "logit"
 
 
+#: The longest ``policy`` option a spec takes (a path).
+MAX_POLICY_CHARS = 4096
 #: Values of the string options.
 CHOICES = {"rollout": ("fast", "strategic"), "prior": ("strategic", "ppo"),
            "value": ("size", "logit")}
@@ -81,7 +87,7 @@ PPO_PRIORS = {2: "ppo_2p", 4: "ppo_4p"}
 #: Spec option names (``ismcts:200:c=0.5``) and the :class:`SearchParams` field each sets.
 SPEC_OPTIONS = {
     "c": "exploration", "depth": "max_depth", "eps": "epsilon", "bonus": "prior_bonus",
-    "prior": "prior", "z": "significance", "value": "value",
+    "prior": "prior", "policy": "policy", "z": "significance", "value": "value",
     "k": "value_exponent", "voids": "use_voids", "rollout": "rollout",
     "crn": "crn",
 }
@@ -119,6 +125,8 @@ def _spec_number(name: str, text: str) -> float:
 
 def _allowed(name: str) -> str:
     """What the spec option for the field ``name`` takes (for error messages)."""
+    if name == "policy":
+        return f"a shipped policy's name or a policy file's path (1-{MAX_POLICY_CHARS} characters)"
     if name in CHOICES:
         return " or ".join(CHOICES[name])
     if name not in SPEC_LIMITS:
@@ -162,6 +170,10 @@ def parse_spec(arg: str | None) -> SearchParams:
                 if text not in CHOICES[name]:
                     raise ValueError
                 value = text
+            elif name == "policy":
+                if not text or len(text) > MAX_POLICY_CHARS:
+                    raise ValueError
+                value = text
             elif "bool" in str(types[name]):
                 if text not in ("0", "1", "true", "false"):
                     raise ValueError
@@ -172,4 +184,7 @@ def parse_spec(arg: str | None) -> SearchParams:
             raise AgentSpecError(f"agent 'ismcts': bad value in {option[:40]!r}; {key} takes "
                                  f"{_allowed(name)}") from None
         params = replace(params, **{name: value})
+    if params.policy and params.prior != "ppo":
+        raise AgentSpecError(f"agent 'ismcts': policy={params.policy[:40]!r} needs prior=ppo "
+                             "(the policy is the PPO prior's)")
     return params

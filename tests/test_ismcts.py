@@ -28,7 +28,10 @@ from uno_mk_env.agents.ismcts import (
     parse_spec,
 )
 from uno_mk_env.agents.ismcts_playout import logit_rewards
+from uno_mk_env.agents.ppo import PPOAgent
 from uno_mk_env.compiled import ENGINE_VARIABLE
+from uno_mk_env.engine.observation import action_mask as mask_of
+from uno_mk_env.engine.observation import encode
 from uno_mk_env.engine.rules import MAX_PLAYERS, MIN_PLAYERS
 
 
@@ -362,6 +365,32 @@ def test_every_spec_number_accepts_its_documented_limits(field: str) -> None:
         else:
             with pytest.raises(AgentSpecError):
                 parse_spec(arg)
+
+
+def test_policy_option_names_the_ppo_prior(tmp_path) -> None:
+    """``policy=`` sets the PPO prior's policy (a shipped name or a file): the agent's prior
+    choice is that policy's at every decision; a policy without ``prior=ppo``, an empty or
+    unreadable one is refused in one line naming it."""
+    assert parse_spec("50:prior=ppo:policy=ppo_4p").policy == "ppo_4p"
+    agent = ISMCTSAgent(0, params=parse_spec("24:prior=ppo:policy=ppo_4p"))
+    reference, other = PPOAgent("ppo_4p"), PPOAgent("ppo_2p")
+    g = Game(Rules(num_players=2), seed=5)
+    differ = 0
+    while not g.game_over and g.num_steps < 300:
+        view = g.view(g.current_player)
+        mine = agent._ppo_choice(view)
+        assert mine == reference.act(encode(view), mask_of(view.legal_actions), view)
+        differ += mine != other.act(encode(view), mask_of(view.legal_actions), view)
+        g.step(mine)
+    assert differ  # at two players the shipped prior would be ppo_2p's: told apart
+    for arg, match in (("50:policy=ppo_2p", "needs prior=ppo"),
+                       ("50:prior=ppo:policy=", "policy takes a shipped policy's name")):
+        with pytest.raises(AgentSpecError, match=match):
+            parse_spec(arg)
+    for bad in (tmp_path / "missing.npz", "README.md"):
+        with pytest.raises(AgentSpecError, match=f"policy='{bad}'") as info:
+            ISMCTSAgent(0, params=parse_spec(f"10:prior=ppo:policy={bad}"))
+        assert "\n" not in str(info.value)
 
 
 def test_agent_refuses_a_budget_beyond_the_limit() -> None:

@@ -74,7 +74,26 @@ def test_init_policy_and_critic_warmup(tmp_path: Path) -> None:
     assert "behaviour_cloning" not in config and config["args"]["init_policy"] == start
 
 
+def test_bc_from_init_distils_the_teacher_into_the_initial_policy(tmp_path: Path) -> None:
+    """--bc-from-init clones --bc-teacher starting from --init-policy (expert iteration's
+    distillation step): the clone is in the config, and with the actor frozen for the whole
+    run (--critic-warmup) the result is the initial policy moved by the cloning alone, the same
+    for the same seed and not the policy cloned from scratch."""
+    start = train(tiny(tmp_path))["policy"]
+    kw = {"init_policy": start, "bc_from_init": True, "bc_teacher": "greedy", "bc_steps": 200,
+          "bc_epochs": 2, "critic_warmup": 96, "seed": 5}
+    a, b = train(tiny(tmp_path, **kw)), train(tiny(tmp_path, **kw))
+    scratch = train(tiny(tmp_path, **{**kw, "init_policy": "", "bc_from_init": False}))
+    w0, wa, wb, ws = (arrays(r) for r in (start, a["policy"], b["policy"], scratch["policy"]))
+    assert all(np.array_equal(wa[k], wb[k]) for k in wa)
+    assert not all(np.array_equal(w0[k], wa[k]) for k in w0)
+    assert not all(np.array_equal(ws[k], wa[k]) for k in ws)
+    config = json.loads((Path(a["run_dir"]) / "config.json").read_text())
+    assert config["behaviour_cloning"]["samples"] >= 200 and config["args"]["bc_from_init"]
+
+
 @pytest.mark.parametrize("change,message", [
+    ({"bc_from_init": True}, "--bc-from-init: needs --init-policy"),
     ({"init_policy": "models/ppo_2p.npz"}, r"--init-policy models/ppo_2p.npz: a tanh MLP of "
                                            r"sizes \[437, 256, 256, 73\]"),
     ({"init_policy": "missing.npz"}, "--init-policy: .*missing.npz"),

@@ -146,6 +146,10 @@ class Args(PPOArgs):
     """start the actor from this policy .npz instead of behaviour cloning (read without
     unpickling; its layers must match --net-arch and --activation), e.g. to continue a shipped
     model; the critic starts fresh (see --critic-warmup)"""
+    bc_from_init: bool = False
+    """with --init-policy: behaviour-clone --bc-teacher starting from that policy instead of
+    skipping behaviour cloning (a distillation: expert iteration's step with a search teacher,
+    e.g. --bc-teacher ismcts:400:prior=ppo; docs/training.md, "Expert iteration")"""
     total_timesteps: int = 10_000_000
     learning_rate: float = 3e-4
     net_arch: str = "auto"
@@ -231,6 +235,9 @@ def check_args(args: Args) -> None:
     if args.resume:
         raise TrainingError("--resume: not supported by the fast backend (use the sb3 backend)")
     check_training_tables(Tables.of(args))
+    if args.bc_from_init and not args.init_policy:
+        raise TrainingError("--bc-from-init: needs --init-policy (the policy the teacher is "
+                            "distilled into)")
     if args.init_policy:
         initial_actor(args)
 
@@ -361,7 +368,7 @@ def _run(args: Args, invocation: str | None, run_name: str, run_dir: Path, table
     learning = Learning(good=snapshot(agent, opt))
     diverged: dict[str, Any] | None = None
     try:
-        if args.bc_teacher and not args.init_policy:
+        if args.bc_teacher and (args.bc_from_init or not args.init_policy):
             t0 = time.time()
             bc = behaviour_cloning(agent, Tables.of(args), Cloning.of(args),
                                    collect_until=budget.at(Budget.BC_COLLECT_SHARE),
