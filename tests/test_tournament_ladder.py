@@ -102,14 +102,9 @@ def _assert_same_as_whole(folder: Path, whole: dict[str, bytes], table: str) -> 
     assert _rows(folder) == table and "greedy" in table
 
 
-@pytest.mark.parametrize("games", [10, 40, 70])
-def test_an_add_killed_mid_way_resumes_to_the_same_ladder(games, base_and_whole, tmp_path,
-                                                          monkeypatch) -> None:
-    """Killed during the first match (10 games), as the second round starts (40), in the
-    second round's second match (70): run again, the same command ends with the ladder of an
-    uninterrupted run, no game played or counted twice."""
-    base, whole, table = base_and_whole
-    cut = tmp_path / "cut"
+def _cut_after(base: Path, cut: Path, games: int, monkeypatch) -> list[int]:
+    """A copy of ``base`` at ``cut`` whose ``ladder add`` of ``_RESUMED`` was interrupted (exit
+    130) after ``games`` games; returns the list the indices of the played games went to."""
     shutil.copytree(base, cut)
     real = tournament._Runner.play
     played: list[int] = []
@@ -123,6 +118,19 @@ def test_an_add_killed_mid_way_resumes_to_the_same_ladder(games, base_and_whole,
     with monkeypatch.context() as m:
         m.setattr(tournament._Runner, "play", play)
         assert _cli(["ladder", "add", *_RESUMED, "--dir", str(cut)])[0] == 130
+    return played
+
+
+@pytest.mark.parametrize("games", [10, 40, 70])
+def test_an_add_killed_mid_way_resumes_to_the_same_ladder(games, base_and_whole, tmp_path,
+                                                          monkeypatch) -> None:
+    """Killed during the first match (10 games), as the second round starts (40), in the
+    second round's second match (70): run again, the same command ends with the ladder of an
+    uninterrupted run, no game played or counted twice."""
+    base, whole, table = base_and_whole
+    cut = tmp_path / "cut"
+    played = _cut_after(base, cut, games, monkeypatch)
+    real = tournament._Runner.play
     data = json.loads((cut / ladder.LADDER_FILE).read_text())
     assert data["entrants"][-1]["spec"] == "greedy" and data["entrants"][-1]["stopped"] is None
     assert len([m for m in data["matches"] if m["a"] == "greedy"]) == games // 20
@@ -151,19 +159,7 @@ def test_an_add_cut_locally_finishes_on_ray_to_the_same_ladder(base_and_whole, t
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     base, whole, table = base_and_whole
     cut = tmp_path / "cut"
-    shutil.copytree(base, cut)
-    real = tournament._Runner.play
-    played: list[int] = []
-
-    def play(self, task):
-        if len(played) == 70:
-            raise KeyboardInterrupt
-        played.append(task.index)
-        return real(self, task)
-
-    with monkeypatch.context() as m:
-        m.setattr(tournament._Runner, "play", play)
-        assert _cli(["ladder", "add", *_RESUMED, "--dir", str(cut)])[0] == 130
+    _cut_after(base, cut, 70, monkeypatch)
     starts: list[str] = []
     init = ray.init
     monkeypatch.setattr(ray, "init", lambda *a, **k: starts.append(k["address"]) or init(*a, **k))
