@@ -66,8 +66,8 @@ from .tournament import (
 __all__ = [
     "CARD_JSON", "CARD_MD", "DEFAULT_GAMES", "PLAYER_COUNTS", "PROTOCOL_NAME", "PROTOCOL_VERSION",
     "SEARCH_LINE_GAMES", "SEARCH_OPPONENTS", "SEEDS", "STAGING", "Line", "card_markdown",
-    "check_cheating", "deal_seeds", "evaluate", "file_sha256", "line_metrics", "publish",
-    "recompute_card", "suite",
+    "check_cheating", "deal_seeds", "evaluate", "file_sha256", "line_metrics",
+    "paired_difference", "publish", "recompute_card", "suite",
 ]
 
 PROTOCOL_NAME = "uno-mk-env standard evaluation"
@@ -211,6 +211,36 @@ def line_metrics(records: Sequence[GameRecord], agent: int = 0) -> dict[str, Any
         "ahead": _stat(*_clustered(ahead, deals), 0.0, 1.0),
         "outcomes": ends,
     }
+
+
+def paired_difference(a: Sequence[GameRecord], b: Sequence[GameRecord],
+                      agent: int = 0) -> dict[str, Any]:
+    """Entrant ``agent``'s results in ``a`` minus its results in ``b``, game by game where both
+    played the same deal in the same seats (two lines on the protocol's deals, or two
+    tournaments with one seed): the win and the place, each a mean difference with its 95 %
+    interval clustered by deal. Paired, the interval is narrower than the two lines' own
+    whenever the agents decide alike (a policy and its fine-tune).
+
+    Raises:
+        ValueError: the two share no game.
+    """
+    def keyed(records: Sequence[GameRecord]) -> dict[tuple[Any, ...], GameRecord]:
+        return {(r.deal, r.seed, r.seats): r for r in records}
+
+    ka, kb = keyed(a), keyed(b)
+    common = sorted(set(ka) & set(kb))
+    if not common:
+        raise ValueError("the two results share no game (same deal, seed and seats)")
+    deals, wins, places = [], [], []
+    for key in common:
+        ra, rb = ka[key], kb[key]
+        seat = ra.seats.index(agent)
+        deals.append(ra.deal)
+        wins.append(float(ra.winner == seat) - float(rb.winner == seat))
+        places.append(float(ra.places[seat] - rb.places[seat]))
+    return {"games": len(common), "deals": len(set(deals)),
+            "win_rate": _stat(*_clustered(wins, deals)),
+            "mean_place": _stat(*_clustered(places, deals))}
 
 
 # --------------------------------------------------------------------------------- lines

@@ -51,3 +51,26 @@ def test_a_record_csv_gets_its_header_once(tmp_path) -> None:
     append_csv_row(path, ["a", "b"], {"a": 2, "b": ""})
     with path.open(newline="") as f:
         assert list(csv.reader(f)) == [["a", "b"], ["1", "x,y"], ["2", ""]]
+
+
+def test_paired_reads_two_results_and_refuses_a_file_without_games(tmp_path, capsys) -> None:
+    """``benchmarks.paired``: two result files' games compared on the same deals, one line per
+    metric; a file that is not a result is one line naming it."""
+    import json
+
+    from benchmarks import paired
+
+    def game(deal: int, seats: list[int], winner: int) -> dict:
+        return {"index": deal, "deal": deal, "seed": deal, "seats": seats, "winner": winner,
+                "end": "win", "scores": [0, 0], "hand_points": [0, 0],
+                "places": [1, 2] if winner == 0 else [2, 1], "rounds": 1, "decisions": 9}
+
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps({"games": [game(0, [0, 1], 0), game(0, [1, 0], 0)]}))
+    b.write_text(json.dumps({"games": [game(0, [0, 1], 1), game(0, [1, 0], 0)]}))
+    assert paired.main([str(a), str(b)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("win_rate: A - B +0.5000") and "2 paired games, 1 deals" in out[0]
+    assert out[1].startswith("mean_place: A - B -0.5000")
+    with pytest.raises(SystemExit, match="README.md: not a result with its games"):
+        paired.main([str(Path(__file__).parents[1] / "README.md"), str(b)])

@@ -201,6 +201,24 @@ def test_clustered_interval_formula() -> None:
     assert mean == 0.5 and high - mean == pytest.approx(1.959964 * se, rel=1e-6)
 
 
+def test_paired_difference_compares_the_same_games_only() -> None:
+    """Game by game on the same deal and seats: the agent's win and place in A minus in B, the
+    interval clustered by deal; games only one side played do not count, none in common is
+    refused."""
+    b = [_rec(0, (0, 1), 1, (2, 1)), _rec(0, (1, 0), 1, (1, 2)),
+         _rec(1, (0, 1), 1, (2, 1)), _rec(1, (1, 0), 0, (1, 2))]
+    a = [_rec(0, (0, 1), 0, (1, 2)), *b[1:], _rec(2, (0, 1), 0, (1, 2))]  # won deal 0's first
+    d = protocol.paired_difference(a, b)
+    assert (d["games"], d["deals"]) == (4, 2)
+    assert d["win_rate"]["value"] == 0.25 and d["mean_place"]["value"] == -0.25
+    low, high = protocol._clustered([1.0, 0.0, 0.0, 0.0], [0, 0, 1, 1])[1:]
+    assert (d["win_rate"]["ci_low"], d["win_rate"]["ci_high"]) == (low, high)
+    same = protocol.paired_difference(b, b)["win_rate"]
+    assert same == {"value": 0.0, "ci_low": 0.0, "ci_high": 0.0}
+    with pytest.raises(ValueError, match="share no game"):
+        protocol.paired_difference(a[-1:], b)
+
+
 # ------------------------------------------------------------------------------ cheating
 def test_cheating_agents_cannot_enter_evaluate_by_accident(tmp_path: Path) -> None:
     for spec in ("oracle", "oracle:deck", "oracle:hands:10"):
