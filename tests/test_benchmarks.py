@@ -74,3 +74,18 @@ def test_paired_reads_two_results_and_refuses_a_file_without_games(tmp_path, cap
     assert out[1].startswith("mean_place: A - B -0.5000")
     with pytest.raises(SystemExit, match="README.md: not a result with its games"):
         paired.main([str(Path(__file__).parents[1] / "README.md"), str(b)])
+
+
+def test_teacher_agreement_counts_departures_from_the_prior(capsys) -> None:
+    """``benchmarks.teacher_agreement``: a teacher that is its own prior never leaves it and
+    its runs agree; the rows are the multi-action decisions asked for."""
+    from benchmarks import teacher_agreement
+
+    rows = teacher_agreement.decisions("greedy", "greedy", "random", 40, 2, seed=3)
+    assert rows.shape == (40, 4) and (rows[:, 0] == rows[:, 1]).all()
+    assert (rows[:, 0] == rows[:, 2]).all() and (rows[:, 3] != rows[:, 2]).any()
+    assert teacher_agreement.main(["--teacher", "greedy", "--prior", "greedy", "--student",
+                                   "random", "--decisions", "30"]) == 0
+    out = capsys.readouterr().out
+    assert "the teacher plays the prior's action 1.000, its two runs agree 1.000" in out
+    assert "where run 1 leaves the prior (0), run 2 makes the same choice -" in out
