@@ -559,7 +559,7 @@ def _prior_policy(policy: str) -> PPOAgent:
     try:
         return PPOAgent(policy, seed=0)
     except (OSError, ValueError, LookupError) as e:
-        raise AgentSpecError(f"agent 'ismcts': policy={policy[:80]!r}: {e}") from None
+        raise AgentSpecError(f"agent 'ismcts': policy={policy[:200]!r}: {e}") from None
 
 
 def _carrier(view: PlayerView) -> Any:

@@ -11,6 +11,7 @@ iterations or milliseconds, options) is checked with one-line errors. Strength i
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -387,10 +388,10 @@ def test_policy_option_names_the_ppo_prior(tmp_path) -> None:
                        ("50:prior=ppo:policy=", "policy takes a shipped policy's name")):
         with pytest.raises(AgentSpecError, match=match):
             parse_spec(arg)
-    for bad in (tmp_path / "missing.npz", "README.md"):
-        with pytest.raises(AgentSpecError, match=f"policy='{bad}'") as info:
+    for bad, why in ((tmp_path / "missing.npz", "not found"), ("README.md", "not a model file")):
+        with pytest.raises(AgentSpecError, match=f"agent 'ismcts': policy='.*{why}") as info:
             ISMCTSAgent(0, params=parse_spec(f"10:prior=ppo:policy={bad}"))
-        assert "\n" not in str(info.value)
+        assert "\n" not in str(info.value) and Path(bad).name in str(info.value)
 
 
 def test_agent_refuses_a_budget_beyond_the_limit() -> None:
