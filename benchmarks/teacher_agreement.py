@@ -18,6 +18,7 @@ import argparse
 import numpy as np
 
 from uno_mk_env.agents.base import agent_action, build_agent
+from uno_mk_env.errors import UnoMkError
 from uno_mk_env.training.envs import Tables, make_training_env
 
 
@@ -56,13 +57,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prior", default="ppo:ppo_2p", help="the teacher's prior, as an agent")
     parser.add_argument("--student", required=True, help="the distilled policy, as an agent")
     parser.add_argument("--decisions", type=int, default=8000)
-    parser.add_argument("--players", type=int, default=2)
+    parser.add_argument("--players", type=int, default=2, choices=range(2, 11), metavar="2-10")
     parser.add_argument("--seed", type=int, default=99)
     args = parser.parse_args(argv)
     if args.decisions < 1:
         parser.error(f"--decisions {args.decisions}: at least 1")
-    t1, t2, p, s = decisions(args.teacher, args.prior, args.student, args.decisions,
-                             args.players, args.seed).T
+    try:
+        t1, t2, p, s = decisions(args.teacher, args.prior, args.student, args.decisions,
+                                 args.players, args.seed).T
+    except (UnoMkError, ValueError) as e:  # a bad agent spec: one line
+        raise SystemExit(f"{parser.prog}: error: {e}") from None
     left, moved = t1 != p, s != p
     print(f"{len(t1):,} decisions with a choice; the teacher plays the prior's action "
           f"{np.mean(t1 == p):.3f}, its two runs agree {np.mean(t1 == t2):.3f}")

@@ -89,3 +89,8 @@ def test_teacher_agreement_counts_departures_from_the_prior(capsys) -> None:
     out = capsys.readouterr().out
     assert "the teacher plays the prior's action 1.000, its two runs agree 1.000" in out
     assert "where run 1 leaves the prior (0), run 2 makes the same choice -" in out
+    with pytest.raises(SystemExit, match="error: unknown agent 'nope'"):
+        teacher_agreement.main(["--student", "nope:1", "--decisions", "5"])
+    with pytest.raises(SystemExit):
+        teacher_agreement.main(["--student", "random", "--players", "11"])
+    assert "argument --players: invalid choice: 11" in capsys.readouterr().err

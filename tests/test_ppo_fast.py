@@ -94,6 +94,7 @@ def test_bc_from_init_distils_the_teacher_into_the_initial_policy(tmp_path: Path
 
 @pytest.mark.parametrize("change,message", [
     ({"bc_from_init": True}, "--bc-from-init: needs --init-policy"),
+    ({"bc_from_init": True, "init_policy": "models/ppo_2p.npz"}, "and --bc-teacher"),
     ({"init_policy": "models/ppo_2p.npz"}, r"--init-policy models/ppo_2p.npz: a tanh MLP of "
                                            r"sizes \[437, 256, 256, 73\]"),
     ({"init_policy": "missing.npz"}, "--init-policy: .*missing.npz"),

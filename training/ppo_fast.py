@@ -235,9 +235,9 @@ def check_args(args: Args) -> None:
     if args.resume:
         raise TrainingError("--resume: not supported by the fast backend (use the sb3 backend)")
     check_training_tables(Tables.of(args))
-    if args.bc_from_init and not args.init_policy:
+    if args.bc_from_init and not (args.init_policy and args.bc_teacher):
         raise TrainingError("--bc-from-init: needs --init-policy (the policy the teacher is "
-                            "distilled into)")
+                            "distilled into) and --bc-teacher (the teacher)")
     if args.init_policy:
         initial_actor(args)
 
